@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
+        .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -18,7 +19,13 @@ let package = Package(
         // session state machine and the device-clock model. No sockets, no database, no clock inside.
         .target(name: "LinkProtocol"),
 
+        // The device side of the link protocol (a firmware model on the same codec) and LinkPair, which joins
+        // it to a gateway session under a manual clock with fault injection. Used by tests, fixture generation
+        // and the BlueZ simulator.
+        .target(name: "DeviceFirmware", dependencies: ["LinkProtocol"]),
+
         .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol"]),
+        .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,13 @@
+import LinkProtocol
+@testable import DeviceFirmware
+
+/// 2026-11-01T08:00:00Z, the start of every simulated run.
+let simulationStart = LinkInstant(nanoseconds: 1_793_520_000 * 1_000_000_000)
+
+extension LinkPair {
+    /// Runs until every recorded event is stored and released, or `limit` passes.
+    mutating func runUntilSettled(limit: Duration) {
+        let deadline = now.advanced(by: limit)
+        while !isSettled && now < deadline { run(for: .seconds(1)) }
+    }
+}
