@@ -227,6 +227,7 @@ public struct LinkPair: Sendable {
             applyFirmware(firmware.requestSleep(reason, wakeAfterSeconds: wake, at: now))
         case .storageFull(let duration):
             storageFullUntil = now.advanced(by: duration)
+            transcript.append(TranscriptEntry(at: now, event: .storageFull(duration)))
         case .setFaults(let toGateway, let toDevice):
             configuration.deviceToGateway = toGateway
             configuration.gatewayToDevice = toDevice
@@ -318,6 +319,9 @@ public struct TranscriptEntry: Hashable, Sendable {
         case deviceToGateway([UInt8])
         /// A write the device received.
         case gatewayToDevice([UInt8])
+        /// The gateway's store refused every batch for this long from here (§8.10). Part of the recording
+        /// because it shaped the gateway's answers, and a replay must refuse the same way.
+        case storageFull(Duration)
     }
 
     public var at: LinkInstant

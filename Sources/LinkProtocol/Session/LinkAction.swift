@@ -94,6 +94,8 @@ public enum LinkReport: Hashable, Sendable {
     case nackReceived(Nack)
     case acknowledged(Ack)
     case duplicate(EventKey)
+    /// A reliable frame arrived again after it was handled (a retransmission or a duplicated notification).
+    case repeatedFrame(SequenceNumber)
     case anchorAdded(TimeAnchor, samples: Int)
     case timeSyncLost(request: SequenceNumber)
     case storageRefused(frames: Int)

@@ -212,9 +212,12 @@ public struct LinkSession: Sendable {
             case .new:
                 break
             case .inProgress:
-                return  // a retransmission of a frame being stored: ACKed when the store completes (§8.8)
+                // A retransmission of a frame being stored: ACKed when the store completes (§8.8).
+                actions.append(.report(.repeatedFrame(sequence)))
+                return
             case .handled:
                 ackDue = true  // our ACK was lost; say it again (§8.3)
+                actions.append(.report(.repeatedFrame(sequence)))
                 return
             case .outOfWindow:
                 sendNack(Nack(sequence: sequence, reason: .outOfWindow))

@@ -1,0 +1,8 @@
+import TetherCLI
+
+@main
+enum Entrypoint {
+    static func main() async {
+        await TetherRootCommand.main()
+    }
+}
