@@ -26,9 +26,15 @@ public struct LinkSession: Sendable {
 
     private var connection: Connection?
     private var nextBatchID: PersistBatch.ID = 1
-    /// Events of batches not yet confirmed, kept outside the connection: a store that completes after a
-    /// disconnect still stored them, and the history must learn it (§8.8).
-    private var unconfirmedEvents: [PersistBatch.ID: [EventKey]] = [:]
+    /// Events whose store is in progress, and the batch that carries each. Kept outside the connection: a store
+    /// that completes after a disconnect still stored them (the history must learn it), and a retransmission on
+    /// the next connection must wait for that store instead of starting a second one (§8.8).
+    private var inFlightEvents: [EventKey: PersistBatch.ID] = [:]
+    private var batchEvents: [PersistBatch.ID: [EventKey]] = [:]
+    /// Anchors in a batch whose store has not completed, and anchors whose batch was refused: a refused anchor
+    /// rides along with the next batch, so the store's clock never lacks one that event times were derived from.
+    private var batchAnchors: [PersistBatch.ID: [TimeAnchor]] = [:]
+    private var unsavedAnchors: [TimeAnchor] = []
     private var actions: [LinkAction] = []
 
     public init(configuration: LinkSessionConfiguration = LinkSessionConfiguration(), history: DeviceHistory = DeviceHistory(), clock: DeviceClock = DeviceClock(), desiredConfig: DeviceConfig? = nil) {
@@ -77,31 +83,34 @@ public struct LinkSession: Sendable {
 
     /// The store committed a batch durably: its frames may now be acknowledged (§8.2).
     public mutating func persisted(_ batch: PersistBatch.ID, at now: LinkInstant) -> [LinkAction] {
-        for key in unconfirmedEvents.removeValue(forKey: batch) ?? [] { history.markStored(key) }
-        guard var connection, let pending = connection.pendingBatches.removeValue(forKey: batch) else {
-            return drainActions()  // the connection that asked is gone; the device will retransmit and be re-ACKed
+        for key in batchEvents.removeValue(forKey: batch) ?? [] {
+            history.markStored(key)
+            inFlightEvents.removeValue(forKey: key)
         }
-        for key in pending.events { connection.inFlightEvents.removeValue(forKey: key) }
-        for frame in pending.frames { connection.window.markHandled(frame) }
+        batchAnchors.removeValue(forKey: batch)
+        guard var connection, let frames = connection.awaiting.removeValue(forKey: batch) else {
+            return drainActions()  // no frame of this link waits for it; the device will retransmit and be re-ACKed
+        }
+        for frame in frames { connection.window.markHandled(frame) }
         self.connection = connection
-        if !pending.frames.isEmpty { sendAck() }
+        if !frames.isEmpty { sendAck() }
         flushWrites()
         return drainActions()
     }
 
     /// The store could not commit a batch (§8.10): nothing in it is acknowledged; the device keeps it.
     public mutating func persistFailed(_ batch: PersistBatch.ID, reason: StorageFailure, at now: LinkInstant) -> [LinkAction] {
-        unconfirmedEvents.removeValue(forKey: batch)
-        guard var connection, let pending = connection.pendingBatches.removeValue(forKey: batch) else {
+        for key in batchEvents.removeValue(forKey: batch) ?? [] { inFlightEvents.removeValue(forKey: key) }
+        unsavedAnchors += batchAnchors.removeValue(forKey: batch) ?? []
+        guard var connection, let frames = connection.awaiting.removeValue(forKey: batch) else {
             return drainActions()
         }
-        for key in pending.events { connection.inFlightEvents.removeValue(forKey: key) }
-        for frame in pending.frames { connection.window.abandon(frame) }
+        for frame in frames { connection.window.abandon(frame) }
         self.connection = connection
         switch reason {
         case .storageFull:
-            for frame in pending.frames { sendNack(Nack(sequence: frame, reason: .storageFull)) }
-            actions.append(.report(.storageRefused(frames: pending.frames.count)))
+            for frame in frames { sendNack(Nack(sequence: frame, reason: .storageFull)) }
+            actions.append(.report(.storageRefused(frames: frames.count)))
         }
         flushWrites()
         return drainActions()
@@ -323,9 +332,10 @@ public struct LinkSession: Sendable {
             ackDue = true
             return
         }
-        if let batchID = connection!.inFlightEvents[key] {
-            // §8.8: the same event in another frame while its store is in progress: ACK both when it completes.
-            connection!.pendingBatches[batchID]?.frames.append(sequence)
+        if let batchID = inFlightEvents[key] {
+            // §8.8: the same event in another frame (or on a new link) while its store is in progress: this frame
+            // is ACKed when that store completes.
+            connection!.awaiting[batchID, default: []].append(sequence)
             connection!.window.markInProgress(sequence)
             actions.append(.report(.duplicate(key)))
             return
@@ -350,11 +360,16 @@ public struct LinkSession: Sendable {
     }
 
     private mutating func submit(_ batch: BatchBuilder) {
+        var batch = batch
+        for anchor in unsavedAnchors { batch.add(.anchor(serial: serial, anchor), frame: nil) }
+        unsavedAnchors.removeAll()
+        let anchors = batch.items.compactMap { if case .anchor(_, let anchor) = $0 { anchor } else { nil } }
         let id = nextBatchID
         nextBatchID += 1
-        connection!.pendingBatches[id] = PendingBatch(frames: batch.frames, events: batch.events)
-        for key in batch.events { connection!.inFlightEvents[key] = id }
-        if !batch.events.isEmpty { unconfirmedEvents[id] = batch.events }
+        if !batch.frames.isEmpty { connection!.awaiting[id] = batch.frames }
+        for key in batch.events { inFlightEvents[key] = id }
+        if !batch.events.isEmpty { batchEvents[id] = batch.events }
+        if !anchors.isEmpty { batchAnchors[id] = anchors }
         actions.append(.persist(PersistBatch(id: id, items: batch.items)))
     }
 
@@ -497,9 +512,14 @@ public struct LinkSession: Sendable {
     private mutating func finishTimeSyncBurst(at now: LinkInstant) {
         let samples = connection!.timeSync.samples
         connection!.timeSync = TimeSyncState(remaining: 0, inBurst: false)
-        actions.append(.armTimer(.timeSync, at: now.advanced(by: configuration.timeSyncInterval)))
         // §9.3: only the fastest exchange of the burst becomes an anchor.
-        guard let anchor = TimeSyncSample.bestAnchor(of: samples) else { return }
+        guard let anchor = TimeSyncSample.bestAnchor(of: samples) else {
+            // §9.1: a burst that produced nothing is tried again soon, not after the full interval: events of
+            // this boot have no time until it succeeds.
+            actions.append(.armTimer(.timeSync, at: now.advanced(by: configuration.timeSyncRetry)))
+            return
+        }
+        actions.append(.armTimer(.timeSync, at: now.advanced(by: configuration.timeSyncInterval)))
         clock.add(anchor)
         actions.append(.report(.anchorAdded(anchor, samples: samples.count)))
         var batch = BatchBuilder()
@@ -564,8 +584,8 @@ extension LinkSession {
         var decoder = FrameDecoder()
         var nextSequence = SequenceNumber(0)
         var window: ReceiveWindow
-        var pendingBatches: [PersistBatch.ID: PendingBatch] = [:]
-        var inFlightEvents: [EventKey: PersistBatch.ID] = [:]
+        /// Frames of this link whose acknowledgement waits for a batch.
+        var awaiting: [PersistBatch.ID: [SequenceNumber]] = [:]
         var request: OutstandingRequest?
         var queuedRequests: [LinkMessage] = []
         var timeSync = TimeSyncState(remaining: 0, inBurst: false)
@@ -582,11 +602,6 @@ extension LinkSession {
             defer { nextSequence = nextSequence.next }
             return nextSequence
         }
-    }
-
-    struct PendingBatch: Sendable {
-        var frames: [SequenceNumber]
-        var events: [EventKey]
     }
 
     struct OutstandingRequest: Sendable {
@@ -632,6 +647,8 @@ public struct LinkSessionConfiguration: Hashable, Sendable {
     public var timeSyncSpacing: Duration = .milliseconds(100)
     public var timeSyncTimeout: Duration = .milliseconds(1500)
     public var timeSyncInterval: Duration = .seconds(600)
+    /// §9.1: after a burst with no usable sample.
+    public var timeSyncRetry: Duration = .seconds(10)
 
     public init() {}
 }

@@ -62,15 +62,28 @@ public struct FrameDecoder: Sendable {
         return frame
     }
 
-    /// §3.4: the partial frame at the front has stalled. Steps past its first byte so that a frame starting inside
-    /// it can still be found, and returns what was given up (with the sequence number if its header was complete).
+    /// §3.4: no byte has come for the stall timeout, so no incomplete frame in the buffer will ever complete.
+    /// Discards the partial frame at the front and every later incomplete candidate, keeping the buffer from the
+    /// first magic byte that starts a complete frame (which `decode()` then returns or rejects). Returns what was
+    /// given up, with the front frame's sequence number if its header was complete.
     public mutating func abandonStalledFrame() -> FrameError? {
         guard bufferedByteCount > 0 else { return nil }
-        let header = peekHeader(at: readIndex)
+        let start = readIndex
+        let header = peekHeader(at: start)
         readIndex += 1
+        while let magic = buffer[readIndex...].firstIndex(of: FrameHeader.magic) {
+            readIndex = magic
+            if let candidate = peekHeader(at: magic), candidate.payloadLength <= FrameHeader.maxPayloadLength,
+                buffer.count - magic >= candidate.frameSize
+            {
+                break
+            }
+            readIndex += 1
+        }
+        if readIndex > start, buffer[readIndex...].firstIndex(of: FrameHeader.magic) == nil { readIndex = buffer.count }
         return FrameError(
-            .truncated, sequence: header?.sequence, type: header?.type, discardedBytes: 1,
-            reason: "partial frame stalled with \(bufferedByteCount + 1) bytes buffered")
+            .truncated, sequence: header?.sequence, type: header?.type, discardedBytes: readIndex - start,
+            reason: "partial frame stalled; \(readIndex - start) bytes given up")
     }
 
     // MARK: - Internals

@@ -1,0 +1,309 @@
+import Testing
+@testable import LinkProtocol
+
+@Suite("Gateway link session (§6, §8, §11)")
+struct LinkSessionTests {
+    @Test("connecting sends HELLO with the gateway's versions and window, in a version-1 header (§2.2, §6.2)")
+    func hello() throws {
+        var harness = SessionHarness()
+        harness.connect()
+        let (header, message) = try #require(harness.sent.first)
+        #expect(header.version == 1)
+        #expect(header.sequence == SequenceNumber(0))
+        #expect(message == .hello(Hello(versions: 1...2, window: 16)))
+        #expect(harness.timers[.request] == t0.plus(milliseconds: 1500))
+        #expect(harness.session.phase == .hello)
+    }
+
+    @Test("DEVICE_INFO is ACKed only after it is stored, then time sync and GET_CONFIG start (§8.2, §9.1)")
+    func handshake() throws {
+        var harness = SessionHarness()
+        harness.connect()
+        harness.receive(.deviceInfo(SessionHarness.info), version: 2)
+        #expect(harness.session.phase == .established(version: 2))
+        #expect(harness.lastAck == nil)
+        let batch = try #require(harness.persists.first)
+        #expect(batch.items == [.deviceInfo(SessionHarness.info, negotiatedVersion: 2)])
+        #expect(harness.sentMessages.contains(.timeSyncRequest))
+        #expect(harness.sentMessages.contains(.getConfig))
+        #expect(harness.lastSent(.getConfig)?.header.version == 2)
+        #expect(harness.reports.contains(.negotiated(version: 2, SessionHarness.info)))
+        harness.persistAll()
+        #expect(harness.lastAck == Ack(through: SequenceNumber(0)))
+    }
+
+    @Test("a hit is persisted once, ACKed after the store, and re-ACKed when repeated (§8.2, §8.3)")
+    func hitLifecycle() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        let bytes = harness.frame(hit(0))
+        harness.receive(bytes)
+        let batch = try #require(harness.persists.last)
+        #expect(batch.hits.map(\.key) == [EventKey(serial: "TT-HARNESS", bootCounter: 7, sequence: 0)])
+        #expect(harness.lastAck == Ack(through: SequenceNumber(0)))  // not yet: only DEVICE_INFO
+        harness.receive(bytes)  // the device retransmits while the store runs
+        #expect(harness.persists.count == 1)
+        harness.persistAll()
+        #expect(harness.lastAck == Ack(through: SequenceNumber(1)))
+        let acksBefore = harness.sentMessages.filter { $0.type == .ack }.count
+        harness.receive(bytes)  // our ACK was lost
+        #expect(harness.persists.isEmpty)
+        #expect(harness.sentMessages.filter { $0.type == .ack }.count == acksBefore + 1)
+        #expect(harness.reports.filter { if case .repeatedFrame = $0 { true } else { false } }.count == 2)
+    }
+
+    @Test("out-of-order frames are ACKed selectively and cumulatively once the gap fills (§7.3)")
+    func selectiveAck() {
+        var harness = SessionHarness()
+        harness.handshake()
+        let first = harness.frame(hit(0))
+        let second = harness.frame(hit(1))
+        let third = harness.frame(hit(2))
+        harness.receive(third)
+        harness.receive(second)
+        harness.persistAll()
+        #expect(harness.lastAck == Ack(through: SequenceNumber(0), selective: 0b110))  // frames 2 and 3: bits 1 and 2
+        harness.receive(first)
+        harness.persistAll()
+        #expect(harness.lastAck == Ack(through: SequenceNumber(3), selective: 0))
+    }
+
+    @Test("a store failure NACKs storageFull and ACKs nothing (§8.10)")
+    func storageFull() {
+        var harness = SessionHarness()
+        harness.handshake()
+        harness.receive(hit(0))
+        let batch = harness.persists.removeLast()
+        harness.record(harness.session.persistFailed(batch.id, reason: .storageFull, at: harness.now))
+        #expect(harness.nacks.last == Nack(sequence: SequenceNumber(1), reason: .storageFull))
+        #expect(harness.lastAck == Ack(through: SequenceNumber(0)))
+        // The device retries later with the same frame; this time the store works.
+        harness.deviceSequence = 1
+        harness.receive(hit(0))
+        #expect(harness.persists.count == 1)
+        harness.persistAll()
+        #expect(harness.lastAck == Ack(through: SequenceNumber(1)))
+    }
+
+    @Test("an event already stored is ACKed without storing it again, also across connections (§8.8)")
+    func dedupAcrossConnections() {
+        var harness = SessionHarness()
+        harness.handshake()
+        harness.receive(hit(0))
+        harness.persistAll()
+        harness.record(harness.session.disconnected(at: harness.now))
+        harness.handshake()
+        harness.receive(hit(0))  // the device never saw our ACK and resends on the new link
+        #expect(harness.persists.isEmpty)
+        #expect(harness.reports.contains(.duplicate(EventKey(serial: "TT-HARNESS", bootCounter: 7, sequence: 0))))
+        #expect(harness.lastAck == Ack(through: SequenceNumber(1)))
+    }
+
+    @Test("a store that completes after a disconnect still counts; the resend waits for it, not a second store (§8.8)")
+    func storeCompletingAcrossLinks() {
+        var harness = SessionHarness()
+        harness.handshake()
+        harness.receive(hit(0))
+        let slow = harness.persists.removeLast()
+        harness.record(harness.session.disconnected(at: harness.now))
+        harness.handshake()
+        harness.receive(hit(0))
+        #expect(harness.persists.isEmpty, "no second store for an event whose store is in progress")
+        harness.record(harness.session.persisted(slow.id, at: harness.now))
+        #expect(harness.lastAck == Ack(through: SequenceNumber(1)))
+    }
+
+    @Test("an unknown reliable type is NACKed and released; an unknown unreliable one takes no number (§5.1, §6.6)")
+    func unknownTypes() {
+        var harness = SessionHarness()
+        harness.handshake(version: 2)
+        let reliable = FrameEncoder.frame(version: 2, type: 0x13, sequence: SequenceNumber(1), payload: [1])
+        harness.deviceSequence = 2
+        harness.receive(reliable)
+        #expect(harness.nacks.last == Nack(sequence: SequenceNumber(1), reason: .unknownType))
+        #expect(harness.lastAck == Ack(through: SequenceNumber(1)))
+        let unreliable = FrameEncoder.frame(version: 2, type: 0xB3, sequence: SequenceNumber(2), payload: [])
+        harness.receive(unreliable)
+        #expect(harness.nacks.last == Nack(sequence: SequenceNumber(2), reason: .unknownType))
+        harness.receive(hit(0))  // takes number 2: must still be new
+        #expect(harness.persists.count == 1)
+    }
+
+    @Test("a frame of another version after the handshake is NACKed unsupportedVersion (§6.5)")
+    func wrongVersion() {
+        var harness = SessionHarness()
+        harness.handshake(version: 2)
+        harness.receive(hit(0), version: 1)
+        #expect(harness.nacks.last?.reason == .unsupportedVersion)
+        #expect(harness.persists.isEmpty)
+    }
+
+    @Test("gateway-only types from the device are malformed")
+    func wrongDirection() {
+        var harness = SessionHarness()
+        harness.handshake()
+        harness.receive(.setConfig(DeviceConfig(version: 1, settings: DeviceSettings())))
+        #expect(harness.nacks.last?.reason == .malformed)
+    }
+
+    @Test("frames far ahead of the window are NACKed outOfWindow (§8.6)")
+    func outOfWindow() {
+        var configuration = LinkSessionConfiguration()
+        configuration.window = 4
+        var harness = SessionHarness(configuration: configuration)
+        harness.handshake()
+        harness.deviceSequence = 6
+        harness.receive(hit(9))
+        #expect(harness.nacks.last == Nack(sequence: SequenceNumber(6), reason: .outOfWindow))
+        #expect(harness.persists.isEmpty)
+    }
+
+    @Test("reliable frames before the handshake are NACKed busy (§11)")
+    func busyBeforeHandshake() {
+        var harness = SessionHarness()
+        harness.connect()
+        harness.deviceSequence = 1
+        harness.receive(hit(0))
+        #expect(harness.nacks.last == Nack(sequence: SequenceNumber(1), reason: .busy))
+        #expect(harness.persists.isEmpty)
+    }
+
+    @Test("HELLO is retried with the same number, then the device is given up as unresponsive (§8.7)")
+    func unresponsive() {
+        var harness = SessionHarness()
+        harness.connect()
+        harness.fire(.request)
+        harness.fire(.request)
+        let hellos = harness.sent.filter { $0.header.type == MessageType.hello.rawValue }
+        #expect(hellos.count == 3)
+        #expect(Set(hellos.map(\.header.sequence)) == [SequenceNumber(0)])
+        #expect(hellos.dropFirst().allSatisfy { $0.header.flags.contains(.retransmit) })
+        harness.fire(.request)
+        #expect(harness.disconnects == [.unresponsive(.hello)])
+        #expect(harness.session.phase == .closing)
+        #expect(harness.receive(hit(0)).isEmpty)
+    }
+
+    @Test("no common version closes the link (§6.4)")
+    func incompatible() {
+        var harness = SessionHarness()
+        harness.connect()
+        harness.receive(.nack(Nack(sequence: SequenceNumber(0), reason: .unsupportedVersion, detail: [3, 4])))
+        #expect(harness.disconnects == [.incompatibleVersions(device: 3...4)])
+        var other = SessionHarness()
+        other.connect()
+        var info = SessionHarness.info
+        info.versions = 3...3
+        other.receive(.deviceInfo(info), version: 3)
+        #expect(other.disconnects == [.incompatibleVersions(device: 3...3)])
+        #expect(other.nacks.last?.reason == .unsupportedVersion)
+    }
+
+    @Test("a time-sync burst makes one anchor from its fastest sample and persists it (§9.1, §9.3)")
+    func timeSyncBurst() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        var roundTrips: [Int64] = [40, 12, 30, 25, 18]
+        for index in 0..<5 {
+            let request = try #require(harness.lastSent(.timeSyncRequest))
+            let roundTrip = roundTrips.removeFirst()
+            harness.advance(milliseconds: roundTrip)
+            harness.receive(.timeSyncResponse(TimeSyncResponse(requestSequence: request.header.sequence, bootCounter: 7, receiveTicks: UInt32(5000 + index * 200), transmitTicks: UInt32(5000 + index * 200))))
+            if index < 4 {
+                harness.advance(milliseconds: 100)
+                harness.fire(.timeSync)
+            }
+        }
+        let anchors = harness.persists.flatMap(\.items).compactMap { if case .anchor(_, let anchor) = $0 { anchor } else { nil } }
+        #expect(anchors.count == 1)
+        #expect(anchors.first?.roundTripNanoseconds == 12_000_000)
+        #expect(harness.session.clock.hasAnchor(boot: 7))
+        #expect(harness.timers[.timeSync] == harness.now.plus(milliseconds: 600_000))
+    }
+
+    @Test("an unanswered time-sync request is counted lost and replaced by a new number (§8.7)")
+    func timeSyncLost() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        let first = try #require(harness.lastSent(.timeSyncRequest)).header.sequence
+        harness.advance(milliseconds: 1500)
+        harness.fire(.timeSync)
+        #expect(harness.reports.contains(.timeSyncLost(request: first)))
+        let second = try #require(harness.lastSent(.timeSyncRequest)).header.sequence
+        #expect(second != first)
+        // A late answer to the lost request is ignored: its delay is unknown.
+        harness.receive(.timeSyncResponse(TimeSyncResponse(requestSequence: first, bootCounter: 7, receiveTicks: 1, transmitTicks: 1)))
+        #expect(!harness.persists.contains { $0.items.contains { if case .anchor = $0 { true } else { false } } })
+    }
+
+    @Test("events before their boot's first anchor have no time; events after it do (§9.7)")
+    func eventsBeforeAnchor() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        harness.receive(hit(0, ticks: 100))
+        #expect(harness.persists.last?.hits.first?.time == nil)
+        for _ in 0..<5 {
+            let request = try #require(harness.lastSent(.timeSyncRequest))
+            harness.advance(milliseconds: 10)
+            harness.receive(.timeSyncResponse(TimeSyncResponse(requestSequence: request.header.sequence, bootCounter: 7, receiveTicks: 2000, transmitTicks: 2000)))
+            harness.fire(.timeSync)
+        }
+        harness.receive(hit(1, ticks: 2500))
+        let time = try #require(harness.persists.last?.hits.first?.time)
+        #expect(time.uncertaintyNanoseconds < 10_000_000)
+    }
+
+    @Test("a hit from a newer boot is a reboot and starts a new burst (§9.6)")
+    func rebootFromHit() {
+        var harness = SessionHarness()
+        harness.handshake()
+        let before = harness.sent.filter { $0.header.type == MessageType.timeSyncRequest.rawValue }.count
+        harness.receive(hit(0, boot: 8))
+        #expect(harness.reports.contains(.rebootDetected(serial: "TT-HARNESS", previousBoot: 7, boot: 8)))
+        #expect(harness.sent.filter { $0.header.type == MessageType.timeSyncRequest.rawValue }.count == before + 1)
+        harness.receive(hit(1, boot: 7))  // a late event of the old boot is no reboot
+        #expect(harness.reports.filter { if case .rebootDetected = $0 { true } else { false } }.count == 1)
+    }
+
+    @Test("a stalled partial frame is NACKed truncated when the stall timer fires (§3.4)")
+    func stallTimer() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        let bytes = harness.frame(hit(0))
+        harness.receive(Array(bytes.prefix(12)))
+        #expect(harness.timers[.stall] == harness.now.plus(milliseconds: 500))
+        harness.advance(milliseconds: 500)
+        harness.fire(.stall)
+        #expect(harness.nacks.last == Nack(sequence: SequenceNumber(1), reason: .truncated))
+        #expect(harness.timers[.stall] == nil)
+    }
+
+    @Test("CONFIG_DATA of another version than the desired one triggers SET_CONFIG; the report confirms it (§7.11)")
+    func settingsRoundTrip() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        let desired = DeviceConfig(version: 4, settings: DeviceSettings(sensitivity: 9))
+        harness.record(harness.session.desiredConfigChanged(desired, at: harness.now))
+        #expect(!harness.sentMessages.contains(.setConfig(desired)), "waits for the device's report first")
+        harness.receive(.configData(DeviceConfig(version: 1, settings: DeviceSettings(sensitivity: 5))))
+        #expect(harness.sentMessages.contains(.setConfig(desired)))
+        harness.persistAll()
+        harness.receive(.configData(DeviceConfig(version: 4, settings: DeviceSettings(sensitivity: 9))))
+        #expect(harness.session.reportedConfig?.version == 4)
+        #expect(harness.timers[.request] == nil)
+    }
+
+    @Test("a version-1 event sequence is widened across its 16-bit wrap (§8.9)")
+    func sequenceWrap() {
+        var history = DeviceHistory(serial: "TT-HARNESS")
+        history.latestBoot = 7
+        history.boots[7] = DeviceHistory.BootHistory()
+        history.boots[7]!.highestSequence = 65_534
+        var harness = SessionHarness(history: history)
+        harness.handshake()
+        harness.receive(hit(65_535))
+        harness.receive(hit(0))
+        harness.receive(hit(1))
+        #expect(harness.persists.flatMap(\.hits).map(\.key.sequence) == [65_535, 65_536, 65_537])
+    }
+}
