@@ -8,6 +8,8 @@ let package = Package(
     name: "Tether",
     platforms: [.macOS(.v14)],
     products: [
+        .executable(name: "tether", targets: ["TetherCommand"]),
+        .executable(name: "tether-fixtures", targets: ["TetherFixturesCommand"]),
         .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
         .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
     ],
@@ -24,8 +26,33 @@ let package = Package(
         // and the BlueZ simulator.
         .target(name: "DeviceFirmware", dependencies: ["LinkProtocol"]),
 
+        // Firmware transcripts: the text format, the replayer that drives them through a real gateway session,
+        // the outcome it reports, and the scenarios that recorded Firmware-fixtures/.
+        .target(name: "TetherReplay", dependencies: ["LinkProtocol", "DeviceFirmware"]),
+
+        // The technician CLI's command tree (the `tether` executable is a thin entry point over it).
+        .target(
+            name: "TetherCLI",
+            dependencies: [
+                "TetherReplay",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "TetherCommand", dependencies: ["TetherCLI"]),
+
+        // Regenerates Firmware-fixtures/ from the firmware model. Run by developers, never by CI: the
+        // committed transcripts are the fixed record that a codec change must keep passing.
+        .executableTarget(
+            name: "TetherFixturesCommand",
+            dependencies: [
+                "TetherReplay",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
         .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol"]),
         .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol"]),
+        .testTarget(name: "TetherReplayTests", dependencies: ["TetherReplay", "TetherCLI", "DeviceFirmware", "LinkProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

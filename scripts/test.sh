@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, builds, runs every test suite, then a short libFuzzer smoke run
+# of the frame decoder. Exits non-zero if anything fails. `.ci/run` calls this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+echo "== swift build --build-tests"
+swift build --build-tests
+echo "== swift test (full log: .build/test-output.txt)"
+set +e
+swift test 2>&1 | tee .build/test-output.txt | grep -vE '^(◇|↳|✔ Test case|Test Suite|Test Case)'
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+    echo "swift test failed with status $status" >&2
+    exit "$status"
+fi
+if [ -x Fuzz/run-smoke.sh ] && [ "${TETHER_FUZZ_SECONDS:-20}" != 0 ]; then
+    echo "== libFuzzer smoke run (${TETHER_FUZZ_SECONDS:-20} s per target)"
+    FUZZ_SECONDS="${TETHER_FUZZ_SECONDS:-20}" Fuzz/run-smoke.sh
+fi
