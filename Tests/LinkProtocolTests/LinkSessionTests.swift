@@ -184,6 +184,27 @@ struct LinkSessionTests {
         #expect(harness.receive(hit(0)).isEmpty)
     }
 
+    @Test("nothing is written after the order to disconnect (found by LinkSessionFuzzer)")
+    func noWriteAfterDisconnect() {
+        func check(_ actions: [LinkAction], _ label: String) {
+            guard let disconnect = actions.firstIndex(where: { if case .disconnect = $0 { true } else { false } }) else {
+                Issue.record("\(label): no disconnect")
+                return
+            }
+            #expect(!actions[disconnect...].contains { if case .write = $0 { true } else { false } }, "\(label)")
+        }
+        var incompatible = SessionHarness()
+        incompatible.connect()
+        var info = SessionHarness.info
+        info.versions = 3...3
+        check(incompatible.receive(.deviceInfo(info), version: 3), "incompatible DEVICE_INFO")
+        var unresponsive = SessionHarness()
+        unresponsive.connect()
+        unresponsive.fire(.request)
+        unresponsive.fire(.request)
+        check(unresponsive.fire(.request), "unresponsive")
+    }
+
     @Test("no common version closes the link (§6.4)")
     func incompatible() {
         var harness = SessionHarness()

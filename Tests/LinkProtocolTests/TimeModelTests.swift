@@ -83,6 +83,15 @@ struct TimeModelTests {
         #expect(clock.estimate(boot: 2, ticks: 10) == nil)
     }
 
+    @Test("absurd ticks give no estimate instead of trapping (found by LinkSessionFuzzer)")
+    func absurdTicks() {
+        var clock = BootClock(bootCounter: 1)
+        clock.add(TimeAnchor(bootCounter: 1, deviceMicroseconds: 0, gatewayNanoseconds: t0.nanoseconds, uncertaintyNanoseconds: 1, roundTripNanoseconds: 2))
+        #expect(clock.estimate(ticks: .max / 2) == nil)
+        #expect(clock.estimate(ticks: 9_000_000_000_000) == nil)  // ~285 years of milliseconds past an anchor in 2026
+        #expect(clock.estimate(ticks: 1000) != nil)
+    }
+
     @Test("a boot keeps its first 8 and latest 24 anchors")
     func anchorBound() {
         var clock = BootClock(bootCounter: 1)

@@ -313,8 +313,8 @@ public struct LinkSession: Sendable {
     }
 
     private mutating func closeForIncompatibility(device versions: ClosedRange<UInt8>) {
+        closeConnection()  // flushes the NACK first: nothing may be written after the order to disconnect
         actions.append(.disconnect(.incompatibleVersions(device: versions)))
-        closeConnection()
         phase = .closing
     }
 
@@ -417,8 +417,8 @@ public struct LinkSession: Sendable {
     private mutating func retryRequest(at now: LinkInstant) {
         guard var request = connection!.request else { return }
         guard request.attempts < configuration.requestAttempts else {
-            actions.append(.disconnect(.unresponsive(request.message.type)))
             closeConnection()
+            actions.append(.disconnect(.unresponsive(request.message.type)))
             phase = .closing
             return
         }

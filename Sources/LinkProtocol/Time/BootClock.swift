@@ -47,10 +47,18 @@ public struct BootClock: Hashable, Sendable, Codable {
             nearest = min(nearest, Double(anchor.uncertaintyNanoseconds) + distance * fit.driftBound)
         }
         let uncertainty = nearest + fit.largestResidualNanoseconds
-        return TimeEstimate(utcNanoseconds: Int64(utc.rounded()), uncertaintyNanoseconds: Int64(uncertainty.rounded(.up)))
+        // A hostile or broken device can report ticks or anchors that put the result outside any real date:
+        // no estimate then, rather than a trap in the conversion.
+        guard let utcNanoseconds = Int64(exactly: utc.rounded()), let uncertaintyNanoseconds = Int64(exactly: uncertainty.rounded(.up)) else {
+            return nil
+        }
+        return TimeEstimate(utcNanoseconds: utcNanoseconds, uncertaintyNanoseconds: uncertaintyNanoseconds)
     }
 
-    public func estimate(ticks: Int64) -> TimeEstimate? { estimate(deviceMicroseconds: ticks * 1000) }
+    public func estimate(ticks: Int64) -> TimeEstimate? {
+        let (microseconds, overflow) = ticks.multipliedReportingOverflow(by: 1000)
+        return overflow ? nil : estimate(deviceMicroseconds: microseconds)
+    }
 
     /// §9.4: Theil–Sen slope and median intercept; nominal slope with one anchor.
     static func fit(_ anchors: [TimeAnchor]) -> Fit? {
