@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "tether-fixtures", targets: ["TetherFixturesCommand"]),
         .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
         .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
+        .library(name: "DBus", targets: ["DBus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -50,9 +51,17 @@ let package = Package(
             ]
         ),
 
+        // libdbus-1 as a Swift system library (a module map and a shim header of its constants).
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+
+        // D-Bus for Swift on libdbus: values, private connections with one loop thread each, calls, signals, names,
+        // exported objects (Properties, Introspectable, ObjectManager) and a private dbus-daemon for tests.
+        .target(name: "DBus", dependencies: ["CDBus"]),
+
         .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol"]),
         .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol"]),
         .testTarget(name: "TetherReplayTests", dependencies: ["TetherReplay", "TetherCLI", "DeviceFirmware", "LinkProtocol"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     ],
     swiftLanguageModes: [.v6]
 )

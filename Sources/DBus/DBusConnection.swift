@@ -1,0 +1,170 @@
+import Synchronization
+
+/// A private connection to a message bus, with its own loop thread.
+///
+/// "Private" means libdbus's `dbus_connection_open_private`: the connection is never shared with other code in
+/// the process, and its lifetime is this object's. One dedicated thread reads, writes and dispatches; every
+/// method here may be called from any task or thread and hands its work to that thread.
+///
+/// When the bus goes away, pending calls fail with `.disconnected`, signal streams finish and the process keeps
+/// running. Call `close()` when done: exported handlers that capture the connection keep it alive otherwise
+/// (dropping the last reference also closes it, without waiting).
+public final class DBusConnection: Sendable {
+    /// libdbus's default reply timeout.
+    public static let defaultCallTimeout: Duration = .seconds(25)
+
+    /// The name the bus assigned to this connection, e.g. `:1.42`.
+    public let uniqueName: String
+    /// The objects this connection exports.
+    public let objectServer: DBusObjectServer
+
+    let loop: ConnectionLoop
+    private let identifiers = Atomic<UInt64>(1)
+
+    private init(uniqueName: String, loop: ConnectionLoop, objectServer: DBusObjectServer) {
+        self.uniqueName = uniqueName
+        self.loop = loop
+        self.objectServer = objectServer
+    }
+
+    /// Connects to a bus and registers with it (Hello).
+    public static func connect(to bus: DBusBusAddress) async throws -> DBusConnection {
+        let address = try bus.resolved()
+        let loop = try ConnectionLoop()
+        let objectServer = DBusObjectServer(loop: loop)
+        let uniqueName = try await withCheckedThrowingContinuation { continuation in
+            ConnectionCore.startThread(address: address, loop: loop, objectServer: objectServer, opened: continuation)
+        }
+        return DBusConnection(uniqueName: uniqueName, loop: loop, objectServer: objectServer)
+    }
+
+    deinit {
+        loop.requestStop()
+    }
+
+    /// Whether Unix fds (`h` values) can be sent on this connection (true for Unix-socket buses).
+    public var canPassUnixFDs: Bool {
+        loop.canPassUnixFDs
+    }
+
+    /// False once the connection was closed or the bus went away.
+    public var isConnected: Bool {
+        loop.isOpen
+    }
+
+    /// Sends what is queued, closes the connection and waits until its thread has released everything.
+    public func close() async {
+        loop.requestStop()
+        await loop.waitForExit()
+    }
+
+    /// Suspends until the connection is gone, whether closed here or dropped by the bus.
+    public func waitUntilDisconnected() async {
+        await loop.waitForExit()
+    }
+
+    // MARK: Method calls
+
+    /// Calls a method and returns the reply's arguments.
+    ///
+    /// Throws `DBusError`: the peer's error reply by name, `.noReply` when `timeout` passes first,
+    /// `.disconnected` if the connection goes away, `.invalidArgs` for arguments that cannot be marshalled.
+    /// Cancelling the task abandons the call with `CancellationError`.
+    public func call(
+        destination: String?,
+        path: DBusObjectPath,
+        interface: String?,
+        member: String,
+        arguments: [DBusValue] = [],
+        timeout: Duration = DBusConnection.defaultCallTimeout
+    ) async throws -> [DBusValue] {
+        guard timeout > .zero else {
+            throw DBusError(.invalidArgs, "A call timeout must be positive")
+        }
+        let message = try MessageReference.methodCall(
+            destination: destination, path: path, interface: interface, member: member)
+        try message.append(arguments)
+        try loop.requireTransportCanCarry(message)
+
+        let token = identifiers.wrappingAdd(1, ordering: .relaxed).oldValue
+        let cancellation = CallCancellation()
+        let loop = self.loop
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[DBusValue], any Error>) in
+                loop.submit { core in
+                    guard let core else {
+                        continuation.resume(throwing: DBusError.connectionClosed)
+                        return
+                    }
+                    // Cancelled before the call was sent: the cancel job already ran and found nothing.
+                    guard !cancellation.isCancelled else {
+                        continuation.resume(throwing: CancellationError())
+                        return
+                    }
+                    core.startCall(message, token: token, timeout: timeout) { continuation.resume(with: $0) }
+                }
+            }
+        } onCancel: {
+            cancellation.cancel()
+            loop.submit { core in core?.cancelCall(token: token) }
+        }
+    }
+
+    // MARK: Signals
+
+    /// Emits a signal (broadcast, or unicast when `destination` is set). Signals and replies leave in the order
+    /// they were emitted, so a signal emitted by a method handler before it returns precedes the reply.
+    public func emitSignal(
+        path: DBusObjectPath,
+        interface: String,
+        member: String,
+        arguments: [DBusValue] = [],
+        destination: String? = nil
+    ) throws {
+        let message = try MessageReference.signal(
+            path: path, interface: interface, member: member, destination: destination)
+        try message.append(arguments)
+        try loop.requireTransportCanCarry(message)
+        try objectServer.send(message)
+    }
+
+    /// Subscribes to signals matching `rule`.
+    ///
+    /// Returns once the bus has installed the match rule, so any signal emitted after this returns is delivered.
+    /// Ending the stream (finishing iteration, cancelling the iterating task, dropping it) removes the rule. The
+    /// stream finishes when the connection goes away.
+    public func signals(
+        matching rule: DBusMatchRule,
+        bufferingPolicy: AsyncStream<DBusSignal>.Continuation.BufferingPolicy = .unbounded
+    ) async throws -> AsyncStream<DBusSignal> {
+        try rule.validate()
+        let id = identifiers.wrappingAdd(1, ordering: .relaxed).oldValue
+        let (stream, continuation) = AsyncStream.makeStream(of: DBusSignal.self, bufferingPolicy: bufferingPolicy)
+        let loop = self.loop
+        continuation.onTermination = { _ in
+            loop.submit { core in core?.unsubscribe(id: id) }
+        }
+        try await withCheckedThrowingContinuation { (ready: CheckedContinuation<Void, any Error>) in
+            loop.submit { core in
+                guard let core else {
+                    continuation.finish()
+                    ready.resume(throwing: DBusError.connectionClosed)
+                    return
+                }
+                core.subscribe(id: id, rule: rule, continuation: continuation) { ready.resume(with: $0) }
+            }
+        }
+        return stream
+    }
+}
+
+/// Tells a call's job that its task was cancelled before the job ran.
+private final class CallCancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    var isCancelled: Bool { flag.load(ordering: .acquiring) }
+
+    func cancel() {
+        flag.store(true, ordering: .releasing)
+    }
+}
