@@ -20,7 +20,11 @@ let package = Package(
     targets: [
         // The device link protocol as a pure, deterministic core: frame codec, reassembly, the gateway's
         // session state machine and the device-clock model. No sockets, no database, no clock inside.
-        .target(name: "LinkProtocol"),
+        .target(
+            name: "LinkProtocol",
+            // BootClock's rounding calls libm; release builds inline it, debug builds of executables must link it.
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
+        ),
 
         // The device side of the link protocol (a firmware model on the same codec) and LinkPair, which joins
         // it to a gateway session under a manual clock with fault injection. Used by tests, fixture generation

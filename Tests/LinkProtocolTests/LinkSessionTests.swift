@@ -314,6 +314,18 @@ struct LinkSessionTests {
         #expect(harness.timers[.request] == nil)
     }
 
+    @Test("desired settings out of range are refused with the key and never sent (§7.11)")
+    func invalidDesiredSettings() {
+        var harness = SessionHarness()
+        harness.handshake()
+        let bad = DeviceConfig(version: 5, settings: DeviceSettings(ledBrightness: 114))
+        harness.record(harness.session.desiredConfigChanged(bad, at: harness.now))
+        #expect(harness.session.desiredConfig == nil)
+        #expect(harness.reports.contains { if case .desiredConfigRefused(5, let error) = $0 { error.key == DeviceSettings.Key.ledBrightness } else { false } })
+        harness.receive(.configData(DeviceConfig(version: 1, settings: DeviceSettings())))
+        #expect(!harness.sentMessages.contains { $0.type == .setConfig })
+    }
+
     @Test("a version-1 event sequence is widened across its 16-bit wrap (§8.9)")
     func sequenceWrap() {
         var history = DeviceHistory(serial: "TT-HARNESS")

@@ -99,5 +99,7 @@ public enum LinkReport: Hashable, Sendable {
     case anchorAdded(TimeAnchor, samples: Int)
     case timeSyncLost(request: SequenceNumber)
     case storageRefused(frames: Int)
+    /// Desired settings out of §7.11's ranges: not stored as desired, never sent.
+    case desiredConfigRefused(version: UInt32, DeviceSettings.InvalidSetting)
     case bufferOverrun(droppedBytes: Int)
 }

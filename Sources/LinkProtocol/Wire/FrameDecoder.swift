@@ -6,6 +6,9 @@
 public struct FrameDecoder: Sendable {
     private var buffer: [UInt8] = []
     private var readIndex = 0
+    /// Every magic byte in `readIndex..<knownInvalidEnd` starts a complete candidate that an inner-frame scan already
+    /// found invalid (length or CRC). Buffered bytes never change, so the verdict holds and is not computed again.
+    private var knownInvalidEnd = 0
 
     /// §3.5: one maximum frame plus one maximum ATT value (MTU 517 − 3).
     public static let bufferLimit = FrameHeader.maxFrameSize + 514
@@ -20,7 +23,13 @@ public struct FrameDecoder: Sendable {
     /// Appends one ATT value. Returns the number of bytes dropped because the peer overran the buffer bound
     /// (§3.5); those bytes are the oldest undecoded ones, so decoding resynchronises on what follows.
     @discardableResult
-    public mutating func append<Bytes: Collection>(_ bytes: Bytes) -> Int where Bytes.Element == UInt8 {
+    public mutating func append(_ bytes: [UInt8]) -> Int { appendSpecialized(bytes) }
+
+    @discardableResult
+    public mutating func append<Bytes: Collection>(_ bytes: Bytes) -> Int where Bytes.Element == UInt8 { appendSpecialized(bytes) }
+
+    @inline(__always)
+    private mutating func appendSpecialized<Bytes: Collection>(_ bytes: Bytes) -> Int where Bytes.Element == UInt8 {
         compact()
         buffer.append(contentsOf: bytes)
         let excess = bufferedByteCount - Self.bufferLimit
@@ -34,6 +43,7 @@ public struct FrameDecoder: Sendable {
     public mutating func reset() {
         buffer.removeAll(keepingCapacity: true)
         readIndex = 0
+        knownInvalidEnd = 0
     }
 
     /// The next complete frame, or `nil` when more bytes are needed.
@@ -53,7 +63,7 @@ public struct FrameDecoder: Sendable {
                 reason: "payload length \(header.payloadLength) is over \(FrameHeader.maxPayloadLength)")
         }
         guard bufferedByteCount >= header.frameSize else { return nil }
-        guard crcMatches(frameAt: readIndex, header: header) else {
+        guard readIndex >= knownInvalidEnd, crcMatches(frameAt: readIndex, header: header) else {
             throw rejectCorruptFrame(header)
         }
         let payloadStart = readIndex + FrameHeader.size
@@ -112,13 +122,18 @@ public struct FrameDecoder: Sendable {
     /// decoding resumes at the inner frame; otherwise it is `badCRC` and decoding resumes one byte on (§3.3).
     private mutating func rejectCorruptFrame(_ header: FrameHeader) -> FrameError {
         let start = readIndex
-        var candidate = start + 1
-        while candidate < start + header.frameSize,
-            let index = buffer[candidate..<(start + header.frameSize)].firstIndex(of: FrameHeader.magic)
-        {
-            if let inner = peekHeader(at: index), inner.payloadLength <= FrameHeader.maxPayloadLength,
-                buffer.count - index >= inner.frameSize, crcMatches(frameAt: index, header: inner)
-            {
+        let end = start + header.frameSize
+        var candidate = max(start + 1, knownInvalidEnd)
+        var firstUndecided: Int?
+        while candidate < end, let index = buffer[candidate..<end].firstIndex(of: FrameHeader.magic) {
+            guard let inner = peekHeader(at: index),
+                inner.payloadLength > FrameHeader.maxPayloadLength || buffer.count - index >= inner.frameSize
+            else {
+                firstUndecided = firstUndecided ?? index  // incomplete: may still become valid
+                candidate = index + 1
+                continue
+            }
+            if inner.payloadLength <= FrameHeader.maxPayloadLength, crcMatches(frameAt: index, header: inner) {
                 readIndex = index
                 return FrameError(
                     .truncated, sequence: header.sequence, type: header.type, discardedBytes: index - start,
@@ -126,6 +141,7 @@ public struct FrameDecoder: Sendable {
             }
             candidate = index + 1
         }
+        knownInvalidEnd = max(knownInvalidEnd, firstUndecided ?? end)
         readIndex += 1
         return FrameError(
             .badCRC, sequence: header.sequence, type: header.type, discardedBytes: 1,
@@ -136,8 +152,10 @@ public struct FrameDecoder: Sendable {
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
+            knownInvalidEnd = 0
         } else if readIndex > 0 && readIndex >= buffer.count / 2 {
             buffer.removeSubrange(0..<readIndex)
+            knownInvalidEnd = max(0, knownInvalidEnd - readIndex)
             readIndex = 0
         }
     }
