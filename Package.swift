@@ -13,9 +13,13 @@ let package = Package(
         .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
         .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
         .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "TetherStore", targets: ["TetherStore"]),
+        .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
+        .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The device link protocol as a pure, deterministic core: frame codec, reassembly, the gateway's
@@ -40,6 +44,7 @@ let package = Package(
             name: "TetherCLI",
             dependencies: [
                 "TetherReplay",
+                "TetherStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -55,6 +60,28 @@ let package = Package(
             ]
         ),
 
+        // The local-first store: one GatewayDatabase owning a WAL DatabasePool (synchronous=FULL), the schema and
+        // its migrations, the consumption and device-settings services, the outbox, group commit with
+        // ACK-after-commit, and storage limits. Depends on the link core for the items it stores, never the reverse.
+        .target(
+            name: "TetherStore",
+            dependencies: ["LinkProtocol", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+
+        // Drives the real firmware model against a real store across process kills: the gateway child and the
+        // parent that plays the devices and SIGKILLs it. Used by the crash test, crash-soak.sh and nothing else.
+        .target(name: "TetherStoreSimulation", dependencies: ["TetherStore", "DeviceFirmware", "LinkProtocol"]),
+        .executableTarget(name: "TetherStoreCrashTest", dependencies: ["TetherStoreSimulation"]),
+
+        // Durable events/s with ACK-after-commit through GroupCommitter vs raw sqlite3 inserts; run in release.
+        .executableTarget(
+            name: "TetherStoreBench",
+            dependencies: [
+                "TetherStore", "LinkProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+
         // libdbus-1 as a Swift system library (a module map and a shim header of its constants).
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
@@ -64,7 +91,14 @@ let package = Package(
 
         .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol"]),
         .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol"]),
-        .testTarget(name: "TetherReplayTests", dependencies: ["TetherReplay", "TetherCLI", "DeviceFirmware", "LinkProtocol"]),
+        .testTarget(name: "TetherReplayTests", dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "DeviceFirmware", "LinkProtocol"]),
+        .testTarget(
+            name: "TetherStoreTests",
+            dependencies: [
+                "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "DeviceFirmware", "LinkProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     ],
     swiftLanguageModes: [.v6]

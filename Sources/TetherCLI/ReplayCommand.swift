@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TetherReplay
+import TetherStore
 
 /// `tether replay TRANSCRIPT...`: run recorded firmware transcripts through the real gateway session.
 public struct ReplayCommand: ParsableCommand {
@@ -21,6 +22,9 @@ public struct ReplayCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of tables.")
     var json = false
 
+    @Option(help: ArgumentHelp("Also store what the gateway stored in this SQLite database (created if missing) and print the rows that resulted. Replaying a transcript again into the same database adds nothing.", valueName: "path"))
+    var db: String?
+
     @Option(help: "Compare with an expected-outcome JSON file and exit 1 with a diff on a mismatch. With several transcripts, a directory holding NAME.expected.json for each NAME.transcript.")
     var expect: String?
 
@@ -33,10 +37,20 @@ public struct ReplayCommand: ParsableCommand {
     public func run() throws {
         var mismatches = 0
         var outcomes: [ReplayOutcome] = []
+        let database = try db.map(openDatabase)
+        var storeFailures: [String] = []
         for path in transcripts {
             let name = (path as NSString).lastPathComponent
             let transcript = try load(path)
-            let outcome = TranscriptReplayer(transcript: transcript, name: name).replay()
+            let replayer = TranscriptReplayer(transcript: transcript, name: name)
+            let outcome: ReplayOutcome
+            if let database {
+                let store = ReplayStore(database: database, start: transcript.start)  // system randomness: ids must differ across replays
+                outcome = replayer.replay(sink: store.store)
+                storeFailures += store.failures.map { "\(name): \($0)" }
+            } else {
+                outcome = replayer.replay()
+            }
             outcomes.append(outcome)
             if let expectedPath = expectedFile(for: path) {
                 guard let expected = try? String(contentsOfFile: expectedPath, encoding: .utf8) else {
@@ -52,6 +66,21 @@ public struct ReplayCommand: ParsableCommand {
             print(outcomes.count == 1 ? try outcomes[0].json() : try ReplayOutcome.json(outcomes), terminator: "")
         } else {
             print(outcomes.map { $0.table() }.joined(separator: "\n"), terminator: "")
+        }
+        if let database, let path = db {
+            let contents: StoreContents
+            do {
+                contents = try database.contents()
+            } catch {
+                throw failure("cannot read back \(path): \(error)", TetherExitCode.badInput)
+            }
+            if json {
+                standardError("database \(path): " + contents.counts.map { "\($0.table) \($0.rows)" }.joined(separator: ", "))
+            } else {
+                print("\n== database \(path)")
+                print(contents.rendered(), terminator: "")
+            }
+            for failure in storeFailures { standardError("store refused a batch: \(failure)") }
         }
         if expect != nil {
             standardError("\(transcripts.count - mismatches) matched, \(mismatches) mismatched")
@@ -70,6 +99,14 @@ public struct ReplayCommand: ParsableCommand {
             return try Transcript(parsing: text, file: path)
         } catch {
             throw failure("\(error)", TetherExitCode.badInput)
+        }
+    }
+
+    private func openDatabase(_ path: String) throws -> GatewayDatabase {
+        do {
+            return try GatewayDatabase(path: path)
+        } catch {
+            throw failure("cannot open database \(path): \(error)", TetherExitCode.badInput)
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TetherCLI
 @testable import TetherReplay
+import TetherStore
 
 @Suite("tether replay command")
 struct ReplayCommandTests {
@@ -46,6 +47,33 @@ struct ReplayCommandTests {
         try expected.write(toFile: temporary, atomically: true, encoding: .utf8)
         var command = try ReplayCommand.parse(["\(Self.fixtures)/\(name).transcript", "--expect", temporary])
         #expect(throws: ExitCode(1)) { try command.run() }
+    }
+
+    @Test("--db stores the replay in a real database file, and replaying again adds nothing")
+    func replayIntoDatabase() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-replay-db-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("gateway.sqlite").path
+        let transcripts = ["fw1.4-reboot-midstream", "fw1.4-lost-ack", "fw2.0-normal-v2"].map { "\(Self.fixtures)/\($0).transcript" }
+        func counts() throws -> [String: Int] {
+            let contents = try GatewayDatabase(path: path).contents()
+            return Dictionary(uniqueKeysWithValues: contents.counts.map { ($0.table, $0.rows) })
+        }
+        var first = try ReplayCommand.parse(transcripts + ["--json", "--db", path])
+        try first.run()
+        let once = try counts()
+        var expectedEvents = 0
+        for transcript in transcripts {
+            let parsed = try Transcript(parsing: String(contentsOfFile: transcript, encoding: .utf8), file: transcript)
+            expectedEvents += TranscriptReplayer(transcript: parsed, name: transcript).replay().events.count
+        }
+        #expect(once.values.reduce(0, +) > 0)
+        let events = try GatewayDatabase(path: path).contents().events
+        #expect(events.count == expectedEvents)
+        var second = try ReplayCommand.parse(transcripts + ["--json", "--db", path])
+        try second.run()
+        #expect(try counts() == once, "a second replay must add nothing")
     }
 
     @Test("a malformed transcript exits 2 and a missing one too")

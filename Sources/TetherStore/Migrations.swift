@@ -1,0 +1,148 @@
+import GRDB
+
+/// The schema's history. A migration is never edited once it has shipped: a change is a new migration appended
+/// below, and a database created by any release migrates forward to the newest schema.
+///
+/// Conventions (docs/store.md): tables and columns are camelCase like the record types; every instant is an
+/// INTEGER of nanoseconds since the Unix epoch (UTC) in a column ending in `At` or `Nanoseconds`; rules the data
+/// must keep are constraints, so SQLite refuses a bad row whatever code wrote it.
+enum Migrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1", migrate: v1)
+        return migrator
+    }
+
+    /// Released with the first store. Do not edit.
+    private static func v1(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE device (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                serial TEXT NOT NULL UNIQUE CHECK (length(serial) BETWEEN 1 AND 32),
+                address TEXT UNIQUE CHECK (address IS NULL OR length(address) > 0),
+                hardwareRevision INTEGER CHECK (hardwareRevision BETWEEN 0 AND 255),
+                firmwareVersion TEXT CHECK (firmwareVersion IS NULL OR length(firmwareVersion) > 0),
+                protocolVersion INTEGER CHECK (protocolVersion BETWEEN 1 AND 255),
+                capabilities INTEGER NOT NULL DEFAULT 0 CHECK (capabilities BETWEEN 0 AND 65535),
+                latestBoot INTEGER CHECK (latestBoot BETWEEN 0 AND 65535),
+                pairingState TEXT NOT NULL DEFAULT 'discovered'
+                    CHECK (pairingState IN ('discovered', 'paired', 'unpaired', 'blocked')),
+                firstSeenAt INTEGER NOT NULL,
+                lastSeenAt INTEGER NOT NULL CHECK (lastSeenAt >= firstSeenAt)
+            ) STRICT;
+
+            CREATE TABLE boot (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                deviceId INTEGER NOT NULL REFERENCES device(id),
+                bootCounter INTEGER NOT NULL CHECK (bootCounter BETWEEN 0 AND 65535),
+                firstSeenAt INTEGER NOT NULL,
+                -- Retention pruned events of this boot up to this sequence. Every sequence up to it was stored,
+                -- except those in prunedGaps (JSON [[from, through], ...]), which never arrived (§8.8).
+                prunedThroughSequence INTEGER NOT NULL DEFAULT -1 CHECK (prunedThroughSequence >= -1),
+                prunedGaps TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(prunedGaps) AND json_type(prunedGaps) = 'array'),
+                UNIQUE (deviceId, bootCounter)
+            ) STRICT;
+
+            CREATE TABLE timeAnchor (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                deviceId INTEGER NOT NULL,
+                bootCounter INTEGER NOT NULL,
+                deviceMicroseconds INTEGER NOT NULL CHECK (deviceMicroseconds >= 0),
+                gatewayNanoseconds INTEGER NOT NULL,
+                uncertaintyNanoseconds INTEGER NOT NULL CHECK (uncertaintyNanoseconds >= 0),
+                roundTripNanoseconds INTEGER NOT NULL CHECK (roundTripNanoseconds >= 0),
+                FOREIGN KEY (deviceId, bootCounter) REFERENCES boot(deviceId, bootCounter),
+                UNIQUE (deviceId, bootCounter, deviceMicroseconds, gatewayNanoseconds)
+            ) STRICT;
+
+            CREATE TABLE consumptionEvent (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                deviceId INTEGER NOT NULL,
+                bootCounter INTEGER NOT NULL,
+                sequence INTEGER NOT NULL CHECK (sequence >= 0),
+                ticks INTEGER NOT NULL CHECK (ticks >= 0),
+                utcNanoseconds INTEGER,
+                uncertaintyNanoseconds INTEGER CHECK (uncertaintyNanoseconds >= 0),
+                durationMilliseconds INTEGER NOT NULL CHECK (durationMilliseconds BETWEEN 0 AND 65535),
+                intensity INTEGER NOT NULL CHECK (intensity BETWEEN 0 AND 100),
+                receivedAt INTEGER NOT NULL,
+                syncedAt INTEGER,
+                CHECK ((utcNanoseconds IS NULL) = (uncertaintyNanoseconds IS NULL)),
+                FOREIGN KEY (deviceId, bootCounter) REFERENCES boot(deviceId, bootCounter),
+                UNIQUE (deviceId, bootCounter, sequence)
+            ) STRICT;
+            CREATE INDEX consumptionEventSynced ON consumptionEvent(syncedAt) WHERE syncedAt IS NOT NULL;
+
+            CREATE TABLE deviceTelemetry (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                deviceId INTEGER NOT NULL REFERENCES device(id),
+                kind TEXT NOT NULL CHECK (kind IN ('battery', 'sleep')),
+                receivedAt INTEGER NOT NULL,
+                batteryMillivolts INTEGER CHECK (batteryMillivolts BETWEEN 0 AND 65535),
+                batteryPercent INTEGER CHECK (batteryPercent BETWEEN 0 AND 100),
+                isCharging INTEGER CHECK (isCharging IN (0, 1)),
+                sleepReason INTEGER CHECK (sleepReason BETWEEN 0 AND 255),
+                wakeAfterSeconds INTEGER CHECK (wakeAfterSeconds BETWEEN 0 AND 4294967294),
+                syncedAt INTEGER,
+                CHECK (kind <> 'battery' OR (batteryMillivolts IS NOT NULL AND batteryPercent IS NOT NULL AND isCharging IS NOT NULL)),
+                CHECK (kind <> 'sleep' OR sleepReason IS NOT NULL),
+                UNIQUE (deviceId, kind, receivedAt)
+            ) STRICT;
+            CREATE INDEX deviceTelemetrySynced ON deviceTelemetry(syncedAt) WHERE syncedAt IS NOT NULL;
+
+            CREATE TABLE deviceSettings (
+                deviceId INTEGER PRIMARY KEY REFERENCES device(id),
+                desiredVersion INTEGER CHECK (desiredVersion BETWEEN 0 AND 4294967295),
+                desiredSettings TEXT CHECK (desiredSettings IS NULL OR json_valid(desiredSettings)),
+                desiredChangedBy TEXT CHECK (desiredChangedBy IN ('backend', 'technician')),
+                desiredChangedAt INTEGER,
+                reportedVersion INTEGER CHECK (reportedVersion BETWEEN 0 AND 4294967295),
+                reportedSettings TEXT CHECK (reportedSettings IS NULL OR json_valid(reportedSettings)),
+                reportedAt INTEGER,
+                baseVersion INTEGER CHECK (baseVersion BETWEEN 0 AND 4294967295),
+                baseSettings TEXT CHECK (baseSettings IS NULL OR json_valid(baseSettings)),
+                conflicts TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(conflicts) AND json_type(conflicts) = 'array'),
+                updatedAt INTEGER NOT NULL,
+                CHECK ((desiredVersion IS NULL) = (desiredSettings IS NULL)),
+                CHECK ((desiredVersion IS NULL) = (desiredChangedBy IS NULL)),
+                CHECK ((desiredVersion IS NULL) = (desiredChangedAt IS NULL)),
+                CHECK ((reportedVersion IS NULL) = (reportedSettings IS NULL)),
+                CHECK ((reportedVersion IS NULL) = (reportedAt IS NULL)),
+                CHECK ((baseVersion IS NULL) = (baseSettings IS NULL))
+            ) STRICT;
+
+            CREATE TABLE outboxCommand (
+                -- Enqueue order; commands of one entity are pushed in this order.
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                -- UUIDv7, the idempotency key the backend deduplicates on.
+                id TEXT NOT NULL UNIQUE CHECK (length(id) = 36),
+                entityType TEXT NOT NULL CHECK (entityType IN ('device', 'consumptionEvent', 'deviceTelemetry', 'deviceSettings')),
+                entityId TEXT NOT NULL CHECK (length(entityId) > 0),
+                operation TEXT NOT NULL CHECK (operation IN ('create', 'update', 'delete')),
+                payload TEXT NOT NULL CHECK (json_valid(payload)),
+                status TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (status IN ('pending', 'in_progress', 'failed', 'conflict', 'dead_letter')),
+                attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                nextAttemptAt INTEGER NOT NULL,
+                -- Set when the command first left the gateway: from then on it is never coalesced or rewritten.
+                firstAttemptAt INTEGER,
+                leaseToken TEXT,
+                leaseExpiresAt INTEGER,
+                lastError TEXT,
+                createdAt INTEGER NOT NULL,
+                updatedAt INTEGER NOT NULL,
+                CHECK ((status = 'in_progress') = (leaseToken IS NOT NULL)),
+                CHECK ((leaseToken IS NULL) = (leaseExpiresAt IS NULL)),
+                CHECK (attempts = 0 OR firstAttemptAt IS NOT NULL)
+            ) STRICT;
+            CREATE INDEX outboxCommandEntity ON outboxCommand(entityType, entityId, seq);
+            CREATE INDEX outboxCommandStatus ON outboxCommand(status, nextAttemptAt);
+
+            CREATE TABLE syncCursor (
+                name TEXT PRIMARY KEY CHECK (length(name) > 0),
+                value TEXT NOT NULL,
+                updatedAt INTEGER NOT NULL
+            ) STRICT;
+            """)
+    }
+}

@@ -1,0 +1,65 @@
+import GRDB
+import LinkProtocol
+
+/// What an outbox command is about, named the way the backend names it: by stable public identities (a serial,
+/// an event key), never by local row ids, so a rebuilt gateway database sends the same ids.
+public enum OutboxEntity: Hashable, Sendable, CustomStringConvertible {
+    case device(serial: String)
+    case consumptionEvent(EventKey)
+    case telemetry(serial: String, kind: DeviceTelemetryRecord.Kind, receivedAt: Int64)
+    case deviceSettings(serial: String)
+
+    public enum Kind: String, Codable, Hashable, Sendable, CaseIterable, DatabaseValueConvertible {
+        case device
+        case consumptionEvent
+        case deviceTelemetry
+        case deviceSettings
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .device: .device
+        case .consumptionEvent: .consumptionEvent
+        case .telemetry: .deviceTelemetry
+        case .deviceSettings: .deviceSettings
+        }
+    }
+
+    /// `SERIAL`, `SERIAL/boot/sequence`, `SERIAL/kind/receivedAt`. A serial may itself contain `/` (§7.2 allows
+    /// any printable ASCII), so composite ids are parsed from the right.
+    public var id: String {
+        switch self {
+        case .device(let serial), .deviceSettings(let serial): serial
+        case .consumptionEvent(let key): "\(key.serial)/\(key.bootCounter)/\(key.sequence)"
+        case .telemetry(let serial, let kind, let receivedAt): "\(serial)/\(kind.rawValue)/\(receivedAt)"
+        }
+    }
+
+    public init?(kind: Kind, id: String) {
+        switch kind {
+        case .device:
+            self = .device(serial: id)
+        case .deviceSettings:
+            self = .deviceSettings(serial: id)
+        case .consumptionEvent:
+            guard let (serial, middle, last) = Self.split(id), let boot = UInt16(middle), let sequence = Int64(last) else { return nil }
+            self = .consumptionEvent(EventKey(serial: serial, bootCounter: boot, sequence: sequence))
+        case .deviceTelemetry:
+            guard let (serial, middle, last) = Self.split(id), let telemetryKind = DeviceTelemetryRecord.Kind(rawValue: middle),
+                let receivedAt = Int64(last)
+            else { return nil }
+            self = .telemetry(serial: serial, kind: telemetryKind, receivedAt: receivedAt)
+        }
+    }
+
+    public var description: String { "\(kind.rawValue) \(id)" }
+
+    private static func split(_ id: String) -> (String, String, String)? {
+        guard let lastSlash = id.lastIndex(of: "/") else { return nil }
+        let head = id[..<lastSlash]
+        guard let middleSlash = head.lastIndex(of: "/") else { return nil }
+        let serial = String(head[..<middleSlash])
+        guard !serial.isEmpty else { return nil }
+        return (serial, String(head[head.index(after: middleSlash)...]), String(id[id.index(after: lastSlash)...]))
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+import TetherStoreSimulation
+
+@Suite("Crash: a gateway SIGKILLed at random moments loses nothing and stores nothing twice")
+struct CrashTests {
+    /// `tether-store-crashtest`, built next to this test bundle (or named by TETHER_CRASHTEST_BINARY).
+    static var gatewayExecutable: String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["TETHER_CRASHTEST_BINARY"] { return path }
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [products, products.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("tether-store-crashtest").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    @Test("every event the firmware saw ACKed is stored exactly once; the rest arrive after the last kill", .timeLimit(.minutes(3)))
+    func killedAtRandomMoments() throws {
+        let gatewayExecutable = try #require(Self.gatewayExecutable, "tether-store-crashtest was not built next to the tests")
+        let directory = try TemporaryDirectory()
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = CrashDriver.Configuration(
+            gatewayExecutable: gatewayExecutable, databasePath: directory.file("crash.sqlite"), logPath: directory.file("gateway.log"))
+        configuration.kills = environment["TETHER_CRASH_KILLS"].flatMap(Int.init) ?? 50
+        configuration.seed = environment["TETHER_CRASH_SEED"].flatMap(UInt64.init) ?? 20_261_101
+        let report = CrashDriver.run(configuration)
+        let log = (try? String(contentsOfFile: configuration.logPath, encoding: .utf8)) ?? ""
+        #expect(report.violations.isEmpty, "\(report.violations.prefix(10))\n\(log.suffix(2000))")
+        #expect(report.kills >= configuration.kills)
+        #expect(report.verifications == report.kills + 1)
+        #expect(report.releasedBeforeLastKill > 0)
+        #expect(report.createdEvents > 0 && report.storedEvents == report.createdEvents && report.releasedEvents == report.createdEvents)
+        #expect(report.anchors > 0)
+        print("crash test: \(report)")
+    }
+}

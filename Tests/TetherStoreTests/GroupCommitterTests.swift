@@ -1,0 +1,83 @@
+import Dispatch
+import Foundation
+import GRDB
+import LinkProtocol
+import Testing
+@testable import TetherStore
+
+@Suite("GroupCommitter: one durable transaction for many devices, completion only after commit")
+struct GroupCommitterTests {
+    struct InjectedFault: Error {}
+
+    /// Holds the writer until `open()`: whatever is submitted meanwhile lands in the next group.
+    final class WriterGate: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        init(_ database: GatewayDatabase) { database.asyncWriteWithoutTransaction { [semaphore] _ in semaphore.wait() } }
+        func open() { semaphore.signal() }
+    }
+
+    @Test("batches of many devices share one transaction, and each completes only once its rows are committed")
+    func groupsAndCompletesAfterCommit() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try GatewayDatabase(path: directory.file("group.sqlite"))
+        let service = ConsumptionService(database: database)
+        let committer = GroupCommitter(service: service, clock: { simulationStart }, seed: 1)
+        // Another connection to the file sees only what is committed.
+        let observer = ConsumptionService(database: try GatewayDatabase(path: directory.file("group.sqlite")))
+        let work = (0..<25).flatMap { sequence in
+            (0..<8).map { device in PersistBatch(id: PersistBatch.ID(sequence), items: [.hit(hit("G\(device)", sequence: Int64(sequence)))]) }
+        }
+        let committedWhenCompleted = Locked(0)
+        let gate = WriterGate(database)
+        for batch in work {
+            committer.submit(batch) { result in
+                guard case .success(let outcome) = result, let key = outcome.storedEvents.first else { return }
+                if (try? observer.event(key)) != nil { committedWhenCompleted.withLock { $0 += 1 } }
+            }
+        }
+        gate.open()
+        // Completions run in submission order: once this one is back, all are.
+        let last = await committer.commit(PersistBatch(id: 999, items: [.hit(hit("G-last", sequence: 0))]))
+        #expect(throws: Never.self) { try last.get() }
+        #expect(committedWhenCompleted.withLock { $0 } == work.count)
+        let statistics = committer.statistics
+        #expect(statistics.batchesCommitted == work.count + 1)
+        #expect(statistics.transactions <= 2)
+        #expect(statistics.largestGroup >= work.count)
+        #expect(try service.eventCount() == work.count + 1)
+    }
+
+    @Test("a batch whose content fails is rolled back alone; the others in its transaction commit")
+    func batchIsolation() async throws {
+        let database = try GatewayDatabase.inMemory()
+        var service = ConsumptionService(database: database)
+        service.faults.afterEntityWrite = { entity in
+            if entity == .consumptionEvent(EventKey(serial: "BAD", bootCounter: 1, sequence: 1)) { throw InjectedFault() }
+        }
+        let committer = GroupCommitter(service: service, clock: { simulationStart }, seed: 2)
+        let results = Locked<[PersistBatch.ID: Result<BatchOutcome, StoreError>]>([:])
+        let gate = WriterGate(database)
+        for (id, items) in [
+            (PersistBatch.ID(1), [PersistItem.hit(hit("OK1", sequence: 0))]),
+            (2, [.hit(hit("BAD", sequence: 0)), .hit(hit("BAD", sequence: 1))]),
+            (3, [.hit(hit("OK2", sequence: 0))]),
+        ] {
+            committer.submit(PersistBatch(id: id, items: items)) { result in results.withLock { $0[id] = result } }
+        }
+        gate.open()
+        _ = await committer.commit(PersistBatch(id: 4, items: []))
+        let outcomes = results.withLock { $0 }
+        #expect(committer.statistics.largestGroup >= 3)  // the three batches shared one transaction
+        #expect((try? outcomes[1]?.get()) != nil)
+        #expect((try? outcomes[3]?.get()) != nil)
+        guard case .failure(let error)? = outcomes[2] else {
+            Issue.record("the faulty batch was acknowledged")
+            return
+        }
+        #expect(error.storageFailure == .storageFull)
+        #expect(try service.eventCount(serial: "BAD") == 0)  // its first event rolled back with it
+        #expect(try database.contents(serial: "BAD").devices.isEmpty)  // and so did its placeholder device
+        #expect(try service.eventCount() == 2)
+        #expect(committer.storageStatus == .accepting)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import GRDB
+import LinkProtocol
+import Testing
+@testable import TetherStore
+
+@Suite("Migrations: from empty, from a populated first version, and v1 frozen")
+struct MigrationTests {
+    static let tables = ["boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "outboxCommand", "syncCursor", "timeAnchor"]
+
+    /// The schema text of a database migrated up to `migration`, in a stable order.
+    static func schema(upTo migration: String) throws -> String {
+        let queue = try DatabaseQueue()
+        try Migrations.migrator.migrate(queue, upTo: migration)
+        return try queue.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT type, name, sql FROM sqlite_master
+                WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY type, name
+                """).map { "\($0["type"] as String? ?? "") \($0["name"] as String? ?? ""): \($0["sql"] as String? ?? "")" }.joined(separator: "\n")
+        }
+    }
+
+    /// FNV-1a, 64 bits: a fingerprint that any edit of the schema text changes.
+    static func fingerprint(_ text: String) -> UInt64 {
+        text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+    }
+
+    @Test("a new file gets the whole schema, sound")
+    func fromEmpty() throws {
+        let directory = try TemporaryDirectory()
+        let database = try GatewayDatabase(path: directory.file("new.sqlite"))
+        #expect(try database.appliedMigrations() == ["v1"])
+        #expect(try database.integrityProblems().isEmpty)
+        let tables = try database.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY name") }
+        #expect(tables == Self.tables)
+        let foreignKeys = try database.write { db in try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") }
+        #expect(foreignKeys == true)
+        // Opening again migrates nothing.
+        #expect(try GatewayDatabase(path: directory.file("new.sqlite")).appliedMigrations() == ["v1"])
+    }
+
+    @Test("the connection that commits runs WAL with synchronous=FULL (GRDB's pool would leave it at NORMAL)", arguments: [
+        (GatewayDatabase.Configuration.Synchronous.full, 2), (.normal, 1),
+    ])
+    func writerDurability(_ synchronous: GatewayDatabase.Configuration.Synchronous, _ level: Int) throws {
+        let directory = try TemporaryDirectory()
+        var configuration = GatewayDatabase.Configuration()
+        configuration.synchronous = synchronous
+        let database = try GatewayDatabase(path: directory.file("durable.sqlite"), configuration: configuration)
+        let durability = try database.writerDurability()
+        #expect(durability.synchronous == level)
+        #expect(durability.journalMode == "wal")
+        // Still so after a commit has used the writer.
+        var random = SplitMix64(seed: 1)
+        _ = try ConsumptionService(database: database).apply(PersistBatch(id: 1, items: [.hit(hit("W", sequence: 0))]), at: simulationStart, using: &random)
+        #expect(try database.writerDurability().synchronous == level)
+    }
+
+    @Test("a checkpoint from the store's own checkpoint connection empties the WAL while the writer keeps committing")
+    func backgroundCheckpoint() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = GatewayDatabase.Configuration()
+        configuration.walAutocheckpointPages = 1_000_000  // only the background checkpointer runs
+        let database = try GatewayDatabase(path: directory.file("wal.sqlite"), configuration: configuration)
+        let service = ConsumptionService(database: database)
+        for batch in 0..<20 {
+            try store((0..<20).map { .hit(hit("CK", sequence: Int64(batch * 20 + $0))) }, id: PersistBatch.ID(batch), in: service)
+        }
+        let walBytes = { (try? FileManager.default.attributesOfItem(atPath: directory.file("wal.sqlite-wal"))[.size] as? Int) ?? 0 }
+        #expect(walBytes() > 100_000)
+        let result = try #require(try database.checkpoint())
+        #expect(result.walFrames > 0)
+        #expect(result.checkpointedFrames == result.walFrames)
+        // The next commit starts the WAL over instead of growing it.
+        try store([.hit(hit("CK", sequence: 1000))], id: 99, in: service)
+        #expect(try database.checkpoint()?.walFrames ?? 0 < result.walFrames)
+        #expect(try GatewayDatabase.inMemory().checkpoint() == nil)
+
+        // The service loop ends with its task.
+        let loop = Task { await database.runCheckpoints(every: .milliseconds(5)) }
+        loop.cancel()
+        await loop.value
+    }
+
+    @Test("migration v1 is frozen: a released migration is never edited (add a new one instead)")
+    func v1IsFrozen() throws {
+        let schema = try Self.schema(upTo: "v1")
+        #expect(Self.fingerprint(schema) == 16_274_779_899_196_912_188, "v1's schema changed; its text is now:\n\(schema)")
+    }
+
+    @Test("a database populated by the first version opens, keeps its rows and works")
+    func fromPopulatedFirstVersion() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v1.sqlite")
+        // Written the way a v1 gateway wrote them, with plain SQL so later code changes do not alter this fixture.
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Migrations.migrator.migrate(queue, upTo: "v1")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO device (id, serial, address, hardwareRevision, firmwareVersion, protocolVersion, capabilities, latestBoot, pairingState, firstSeenAt, lastSeenAt)
+                    VALUES (1, 'OLD-1', 'AA:00:00:00:00:01', 3, '1.4.2', 1, 11, 4, 'paired', 1793520000000000000, 1793520060000000000);
+                    INSERT INTO boot (deviceId, bootCounter, firstSeenAt) VALUES (1, 4, 1793520000000000000);
+                    INSERT INTO timeAnchor (deviceId, bootCounter, deviceMicroseconds, gatewayNanoseconds, uncertaintyNanoseconds, roundTripNanoseconds)
+                    VALUES (1, 4, 5000000, 1793520005000000000, 3000000, 6000000);
+                    INSERT INTO consumptionEvent (deviceId, bootCounter, sequence, ticks, utcNanoseconds, uncertaintyNanoseconds, durationMilliseconds, intensity, receivedAt)
+                    VALUES (1, 4, 0, 4000, 1793520004000000000, 3200000, 900, 50, 1793520010000000000),
+                           (1, 4, 1, 6000, 1793520006000000000, 3200000, 1100, 60, 1793520010000000000);
+                    INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, status, attempts, nextAttemptAt, createdAt, updatedAt)
+                    VALUES ('0190a000-0000-7000-8000-000000000001', 'consumptionEvent', 'OLD-1/4/1', 'create', '{"serial":"OLD-1"}', 'pending', 0, 1793520010000000000, 1793520010000000000, 1793520010000000000);
+                    INSERT INTO syncCursor (name, value, updatedAt) VALUES ('settings', 'etag-17', 1793520010000000000);
+                    """)
+            }
+        }
+        let database = try GatewayDatabase(path: path)
+        #expect(try database.appliedMigrations() == ["v1"])
+        #expect(try database.integrityProblems().isEmpty)
+        let service = ConsumptionService(database: database)
+        let seed = try service.sessionSeed(address: "AA:00:00:00:00:01")
+        #expect(seed?.history.isStored(EventKey(serial: "OLD-1", bootCounter: 4, sequence: 1)) == true)
+        #expect(seed?.clock.hasAnchor(boot: 4) == true)
+        #expect(try Outbox(database: database).counts().pending == 1)
+        #expect(try SyncCursors(database: database).value("settings") == "etag-17")
+        // And it keeps working: a duplicate is recognised, a new event stored.
+        let outcome = try store([.hit(hit("OLD-1", boot: 4, sequence: 1)), .hit(hit("OLD-1", boot: 4, sequence: 2))], in: service)
+        #expect(outcome.duplicateEvents.map(\.sequence) == [1])
+        #expect(outcome.storedEvents.map(\.sequence) == [2])
+    }
+
+    @Test("a read-only opening (the CLI) reads a migrated database and refuses an unmigrated one")
+    func readOnly() throws {
+        let directory = try TemporaryDirectory()
+        var readOnly = GatewayDatabase.Configuration()
+        readOnly.readOnly = true
+        let empty = directory.file("empty.sqlite")
+        _ = try DatabaseQueue(path: empty)
+        #expect(throws: StoreError(.invalidRequest, "")) { try GatewayDatabase(path: empty, configuration: readOnly) }
+
+        let path = directory.file("live.sqlite")
+        try store([.hit(hit("RO", sequence: 0))], in: ConsumptionService(database: try GatewayDatabase(path: path)))
+        let reader = try GatewayDatabase(path: path, configuration: readOnly)
+        #expect(try ConsumptionService(database: reader).eventCount() == 1)
+        #expect(try Outbox(database: reader).counts().pending == 2)
+    }
+
+    @Test("the constraints refuse bad rows whatever code writes them")
+    func constraints() throws {
+        let database = try GatewayDatabase.inMemory()
+        let statements = [
+            "INSERT INTO device (serial, firstSeenAt, lastSeenAt) VALUES ('', 1, 1)",
+            "INSERT INTO device (serial, firstSeenAt, lastSeenAt, pairingState) VALUES ('X', 1, 1, 'married')",
+            "INSERT INTO device (serial, firstSeenAt, lastSeenAt) VALUES ('X', 2, 1)",
+            "INSERT INTO boot (deviceId, bootCounter, firstSeenAt) VALUES (999, 1, 1)",
+            "INSERT INTO consumptionEvent (deviceId, bootCounter, sequence, ticks, durationMilliseconds, intensity, receivedAt) VALUES (1, 1, 0, 0, 0, 101, 0)",
+            "INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, nextAttemptAt, createdAt, updatedAt) VALUES ('short', 'device', 'X', 'create', '{}', 0, 0, 0)",
+            "INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, nextAttemptAt, createdAt, updatedAt) VALUES ('0190a000-0000-7000-8000-000000000001', 'device', 'X', 'create', 'not json', 0, 0, 0)",
+            "INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, status, nextAttemptAt, createdAt, updatedAt) VALUES ('0190a000-0000-7000-8000-000000000002', 'device', 'X', 'create', '{}', 'in_progress', 0, 0, 0)",
+        ]
+        for sql in statements {
+            #expect(throws: StoreError.self, "\(sql)") { try database.write { db in try db.execute(sql: sql) } }
+        }
+    }
+}
