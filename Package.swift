@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "TetherStore", targets: ["TetherStore"]),
         .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
         .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
+        .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .executable(name: "tether-sim", targets: ["TetherSimCommand"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -100,6 +102,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+
+        // A BlueZ simulator that bleak accepts: org.bluez on a (private) bus with Adapter1, Device1, GATT objects
+        // and AgentManager1 in BlueZ's signal order, each device driven by the real DeviceFirmware model, plus
+        // fault injection through io.tether.Simulator1. `tether-sim` is its thin entry point.
+        .target(name: "BlueZSimulator", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol"], exclude: ["README.md"]),
+        .executableTarget(
+            name: "TetherSimCommand",
+            dependencies: ["BlueZSimulator", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(
+            name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "LinkProtocol"],
+            exclude: ["bleak_client.py"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,32 @@
+/// How fast a simulated BLE link moves notifications: a deliberately simple model.
+///
+/// Every `connectionIntervalMilliseconds` one connection event happens. In it the device sends at most
+/// `notificationsPerEvent` queued notifications (each at most `MTU - 3` bytes, as the firmware already cuts them),
+/// and the firmware's retransmission timer is checked. So throughput is bounded by
+/// `notificationsPerEvent / interval` notifications per second (defaults: 6 per 15 ms = 400/s, about 98 kB/s at
+/// MTU 247), which is the order of a real LE link. Gateway writes are not rate-limited.
+public struct LinkModel: Codable, Hashable, Sendable {
+    public var connectionIntervalMilliseconds: Int = 15
+    public var notificationsPerEvent: Int = 6
+    /// The ATT MTU the simulated link negotiates (the `MTU` property and AcquireNotify/AcquireWrite's `q`).
+    public var mtu: UInt16 = 247
+    /// How long `Connect` takes before `Connected=true`.
+    public var connectMilliseconds: Int = 30
+    /// How long service discovery takes after the Connect reply before `ServicesResolved=true`.
+    public var serviceDiscoveryMilliseconds: Int = 40
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        connectionIntervalMilliseconds =
+            try container.decodeIfPresent(Int.self, forKey: .connectionIntervalMilliseconds) ?? 15
+        notificationsPerEvent = try container.decodeIfPresent(Int.self, forKey: .notificationsPerEvent) ?? 6
+        mtu = try container.decodeIfPresent(UInt16.self, forKey: .mtu) ?? 247
+        connectMilliseconds = try container.decodeIfPresent(Int.self, forKey: .connectMilliseconds) ?? 30
+        serviceDiscoveryMilliseconds =
+            try container.decodeIfPresent(Int.self, forKey: .serviceDiscoveryMilliseconds) ?? 40
+    }
+
+    var connectionInterval: Duration { .milliseconds(max(connectionIntervalMilliseconds, 1)) }
+}

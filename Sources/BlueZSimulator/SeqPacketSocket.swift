@@ -1,0 +1,70 @@
+import DBus
+import Foundation
+import Glibc
+import Synchronization
+
+/// One end of an AF_UNIX SOCK_SEQPACKET socketpair as BlueZ hands out for AcquireNotify / AcquireWrite: the
+/// client gets the other end; one packet is one ATT value.
+///
+/// A plain thread (never a Swift concurrency thread) waits on the socket: for AcquireWrite it reads packets, for
+/// AcquireNotify it only waits for the client to close its end. Both end in `.closed` on `events`, which a single
+/// consumer reads in order.
+final class SeqPacketSocket: Sendable {
+    enum Event: Sendable {
+        case packet([UInt8])
+        case closed
+    }
+
+    let id: UInt64
+    let events: AsyncStream<Event>
+    private let descriptor: OwnedFileDescriptor
+
+    /// Makes the pair; returns the socket kept here and the client's end.
+    static func makePair(id: UInt64) throws -> (SeqPacketSocket, OwnedFileDescriptor) {
+        var fds: [Int32] = [-1, -1]
+        let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
+            throw BlueZError.failed("socketpair: \(String(cString: strerror(errno)))")
+        }
+        return (SeqPacketSocket(id: id, fd: fds[0]), OwnedFileDescriptor(taking: fds[1]))
+    }
+
+    private init(id: UInt64, fd: Int32) {
+        self.id = id
+        descriptor = OwnedFileDescriptor(taking: fd)
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        events = stream
+        let owned = descriptor
+        let thread = Thread {
+            Self.readLoop(fd: fd, continuation: continuation)
+            owned.close()
+        }
+        thread.start()
+    }
+
+    /// Sends one packet; false if the client has gone.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        let sent = descriptor.withDescriptor { fd in
+            bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        }
+        return (sent ?? -1) == bytes.count
+    }
+
+    /// Ends the socket from this side (the link dropped): the client reads EOF and the thread finishes.
+    func shutDown() {
+        descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    private static func readLoop(fd: Int32, continuation: AsyncStream<Event>.Continuation) {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            continuation.yield(.packet(Array(buffer[0..<count])))
+        }
+        continuation.yield(.closed)
+        continuation.finish()
+    }
+}

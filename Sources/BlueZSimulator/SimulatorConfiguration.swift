@@ -1,0 +1,113 @@
+import DeviceFirmware
+import Foundation
+
+/// What the simulator simulates: the adapter, the advertising devices, the link model and the seed.
+///
+/// Read from JSON (every key optional except `devices[].address`) or built from flags with `generated(count:seed:)`.
+public struct SimulatorConfiguration: Codable, Hashable, Sendable {
+    public var adapterAddress: String = "00:AA:01:00:00:01"
+    public var adapterName: String = "tether-sim"
+    /// Seeds every random choice (RSSI jitter, dropped and duplicated notifications, random disconnects).
+    public var seed: UInt64 = 1
+    public var link: LinkModel = LinkModel()
+    public var devices: [DeviceConfiguration] = []
+
+    public init(devices: [DeviceConfiguration] = [], seed: UInt64 = 1) {
+        self.devices = devices
+        self.seed = seed
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        adapterAddress = try container.decodeIfPresent(String.self, forKey: .adapterAddress) ?? adapterAddress
+        adapterName = try container.decodeIfPresent(String.self, forKey: .adapterName) ?? adapterName
+        seed = try container.decodeIfPresent(UInt64.self, forKey: .seed) ?? seed
+        link = try container.decodeIfPresent(LinkModel.self, forKey: .link) ?? link
+        devices = try container.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? []
+    }
+
+    /// Reads a JSON configuration file.
+    public static func load(contentsOf path: String) throws -> SimulatorConfiguration {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try JSONDecoder().decode(SimulatorConfiguration.self, from: data)
+    }
+
+    /// `count` Tether devices named `Tether-0001`..., pairing modes cycling justWorks, passkey, confirmation and
+    /// firmware cycling 1.4, 2.0, 1.0.
+    public static func generated(count: Int, seed: UInt64) -> SimulatorConfiguration {
+        let modes: [PairingMode] = [.justWorks, .passkey, .confirmation]
+        let firmwares: [FirmwareModel] = [.v1_4, .v2_0, .v1_0]
+        let devices = (0..<max(count, 0)).map { index in
+            let number = index + 1
+            var device = DeviceConfiguration(
+                address: String(format: "C0:54:45:00:%02X:%02X", (number >> 8) & 0xFF, number & 0xFF))
+            device.name = String(format: "Tether-%04d", number)
+            device.rssi = Int16(-45 - (index % 30))
+            device.pairing = modes[index % modes.count]
+            device.firmware = firmwares[index % firmwares.count]
+            device.serial = String(format: "TS%08d", number)
+            return device
+        }
+        return SimulatorConfiguration(devices: devices, seed: seed)
+    }
+}
+
+/// How a device authenticates in `Device1.Pair()`.
+public enum PairingMode: String, Codable, Hashable, Sendable {
+    /// No agent call.
+    case justWorks
+    /// The device shows `passkey`; BlueZ asks the agent with `RequestPasskey` and compares.
+    case passkey
+    /// Numeric comparison: BlueZ asks the agent with `RequestConfirmation(device, passkey)`.
+    case confirmation
+}
+
+/// Which firmware model drives the device.
+public enum FirmwareModel: String, Codable, Hashable, Sendable {
+    case v1_0 = "1.0"
+    case v1_4 = "1.4"
+    case v2_0 = "2.0"
+
+    func profile(serial: String) -> FirmwareProfile {
+        switch self {
+        case .v1_0: .v1_0(serial: serial)
+        case .v1_4: .v1_4(serial: serial)
+        case .v2_0: .v2_0(serial: serial)
+        }
+    }
+}
+
+/// One advertising Tether device.
+public struct DeviceConfiguration: Codable, Hashable, Sendable {
+    public var address: String
+    public var addressType: String = "random"
+    public var name: String = "Tether"
+    public var rssi: Int16 = -55
+    public var txPower: Int16? = 4
+    /// Company ID as a decimal string (JSON keys are strings) to bytes, exported as `ManufacturerData` a{qv}.
+    public var manufacturerData: [String: [UInt8]] = ["65535": [0x54, 0x01]]
+    public var pairing: PairingMode = .justWorks
+    /// Shown by the device for `.passkey`, compared for `.confirmation`.
+    public var passkey: UInt32 = 123456
+    public var firmware: FirmwareModel = .v1_4
+    public var serial: String = "TS00000001"
+
+    public init(address: String) {
+        self.address = address
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        address = try container.decode(String.self, forKey: .address)
+        addressType = try container.decodeIfPresent(String.self, forKey: .addressType) ?? addressType
+        name = try container.decodeIfPresent(String.self, forKey: .name) ?? name
+        rssi = try container.decodeIfPresent(Int16.self, forKey: .rssi) ?? rssi
+        txPower = try container.decodeIfPresent(Int16.self, forKey: .txPower) ?? txPower
+        manufacturerData = try container.decodeIfPresent([String: [UInt8]].self, forKey: .manufacturerData)
+            ?? manufacturerData
+        pairing = try container.decodeIfPresent(PairingMode.self, forKey: .pairing) ?? pairing
+        passkey = try container.decodeIfPresent(UInt32.self, forKey: .passkey) ?? passkey
+        firmware = try container.decodeIfPresent(FirmwareModel.self, forKey: .firmware) ?? firmware
+        serial = try container.decodeIfPresent(String.self, forKey: .serial) ?? serial
+    }
+}

@@ -1,0 +1,129 @@
+import DBus
+import Foundation
+
+/// The test control surface: `io.tether.Simulator1` at `/io/tether/simulator`, on the simulator's connection.
+///
+/// Methods:
+/// - `InjectFault(s kind, a{sv} options)`; `options["device"]` (o) picks one device, omitted means all:
+///   - `disconnect`: the device drops the link now (remote reason).
+///   - `random-disconnects` {`mean_interval_ms` u, 0 = off}: drops at random moments (per connection event).
+///   - `drop-notifications` / `duplicate-notifications` {`probability` d}: per notification, seeded.
+///   - `connect-failure` {`error` s: `abort` (Failed "le-connection-abort-by-local", default) or `in-progress`
+///     (InProgress), `count` u (default 1)}: the next Connects fail.
+///   - `reboot`: the firmware power-cycles (boot counter + 1) and a live link drops.
+///   - `adapter-power` {`powered` b}: links drop and discovery stops on power off.
+///   - `bluetoothd-restart` {`downtime_ms` u, default 500}: replies first, then restarts in the background.
+/// - `RecordHits(o device, u count) -> u recorded`: the user takes hits; the firmware sends them if connected.
+/// - `Reboot(o device)`: same as the `reboot` fault.
+/// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u.
+enum SimulatorControl {
+    static let path = DBusObjectPath("/io/tether/simulator")
+    static let interfaceName = "io.tether.Simulator1"
+
+    static func interface(_ simulator: BlueZSimulator) -> DBusInterface {
+        DBusInterface(
+            name: interfaceName,
+            methods: [
+                DBusMethod("InjectFault", inputs: [DBusArgument("kind", "s"), DBusArgument("options", "a{sv}")]) {
+                    call in
+                    let kind = call.arguments[0].stringValue ?? ""
+                    let options = call.arguments[1].variantDictionaryValue ?? [:]
+                    try await inject(kind, options: options, into: simulator)
+                    return []
+                },
+                DBusMethod(
+                    "RecordHits", inputs: [DBusArgument("device", "o"), DBusArgument("count", "u")],
+                    outputs: [DBusArgument("recorded", "u")]
+                ) { call in
+                    let device = try await device(call.arguments[0].objectPathValue, in: simulator)
+                    let recorded = await device.recordHits(Int(call.arguments[1].uint32Value ?? 0))
+                    return [.uint32(UInt32(recorded))]
+                },
+                DBusMethod("Reboot", inputs: [DBusArgument("device", "o")]) { call in
+                    try await device(call.arguments[0].objectPathValue, in: simulator).reboot()
+                    return []
+                },
+                DBusMethod(
+                    "GetStatistics", inputs: [DBusArgument("device", "o")],
+                    outputs: [DBusArgument("statistics", "a{sv}")]
+                ) { call in
+                    let device = try await device(call.arguments[0].objectPathValue, in: simulator)
+                    return [
+                        .variantDictionary([
+                            "connected": .bool(await device.isConnected),
+                            "paired": .bool(await device.isPaired),
+                            "notifications_sent": .uint32(UInt32(clamping: await device.notificationsSent)),
+                            "writes_received": .uint32(UInt32(clamping: await device.writesReceived)),
+                        ])
+                    ]
+                },
+            ])
+    }
+
+    private static func device(_ path: DBusObjectPath?, in simulator: BlueZSimulator) async throws
+        -> SimulatedDevice
+    {
+        guard let path, let device = await simulator.device(at: path) else { throw BlueZError.doesNotExist }
+        return device
+    }
+
+    private static func targets(_ options: [String: DBusValue], in simulator: BlueZSimulator) async throws
+        -> [SimulatedDevice]
+    {
+        if let path = options["device"]?.objectPathValue {
+            return [try await device(path, in: simulator)]
+        }
+        return simulator.devices
+    }
+
+    static func inject(_ kind: String, options: [String: DBusValue], into simulator: BlueZSimulator) async throws {
+        switch kind {
+        case "disconnect":
+            for device in try await targets(options, in: simulator) { await device.remoteDisconnect() }
+        case "random-disconnects":
+            let mean = options["mean_interval_ms"]?.uint32Value ?? 0
+            for device in try await targets(options, in: simulator) { await device.setRandomDisconnects(mean) }
+        case "drop-notifications", "duplicate-notifications":
+            guard let probability = options["probability"]?.doubleValue, (0...1).contains(probability) else {
+                throw BlueZError.invalidArguments
+            }
+            for device in try await targets(options, in: simulator) {
+                await device.setNotificationFault(drop: kind == "drop-notifications", probability: probability)
+            }
+        case "connect-failure":
+            let error: DBusError
+            switch options["error"]?.stringValue ?? "abort" {
+            case "abort": error = BlueZError.connectionAbort
+            case "in-progress": error = BlueZError.inProgress
+            default: throw BlueZError.invalidArguments
+            }
+            let count = Int(options["count"]?.uint32Value ?? 1)
+            for device in try await targets(options, in: simulator) {
+                await device.failNextConnects(with: error, count: count)
+            }
+        case "reboot":
+            for device in try await targets(options, in: simulator) { await device.reboot() }
+        case "adapter-power":
+            guard let powered = options["powered"]?.boolValue else { throw BlueZError.invalidArguments }
+            await simulator.adapter.setPowered(powered)
+        case "bluetoothd-restart":
+            let downtime = Int(options["downtime_ms"]?.uint32Value ?? 500)
+            Task {
+                try? await Task.sleep(for: .milliseconds(20))
+                try? await simulator.restartBluetoothd(downtime: .milliseconds(downtime))
+            }
+        default:
+            throw BlueZError.invalidArguments
+        }
+    }
+}
+
+extension SimulatedDevice {
+    func setRandomDisconnects(_ meanMilliseconds: UInt32) {
+        randomDisconnectMeanMilliseconds = meanMilliseconds
+    }
+
+    func setNotificationFault(drop: Bool, probability: Double) {
+        if drop { dropProbability = probability } else { duplicateProbability = probability }
+    }
+}

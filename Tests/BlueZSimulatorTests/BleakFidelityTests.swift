@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// Runs scripts/bleak-fidelity.sh: a pinned bleak (a third-party BlueZ client) against tether-sim on a private
+/// bus. Needs python3 with venv and, on the first run, PyPI; skipped without python3 or with
+/// TETHER_SKIP_BLEAK=1.
+@Suite struct BleakFidelityTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    } ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map { "\($0)/python3" }.first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+    static let enabled = python != nil && ProcessInfo.processInfo.environment["TETHER_SKIP_BLEAK"] == nil
+
+    @Test(.enabled(if: enabled), .timeLimit(.minutes(5)))
+    func bleakDrivesTheSimulator() async throws {
+        // The test bundle sits in the build's bin directory, next to tether-sim (built by `swift test`).
+        let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var environment = ProcessInfo.processInfo.environment
+        let simulator = binDirectory.appendingPathComponent("tether-sim").path
+        if FileManager.default.isExecutableFile(atPath: simulator) {
+            environment["TETHER_SIM"] = simulator
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Self.root.appendingPathComponent("scripts/bleak-fidelity.sh").path]
+        process.environment = environment
+        // Output goes to a file and the wait polls: blocking a cooperative thread would starve other tests.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("bleak-fidelity-\(getpid()).log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: log) }
+        let output = try FileHandle(forWritingTo: log)
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        while process.isRunning {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        try output.close()
+        let text = try String(contentsOf: log, encoding: .utf8)
+        #expect(process.terminationStatus == 0, "\(text)")
+        for operation in [
+            "scan finds Tether-0001", "connect", "service discovery: Tether service", "mtu via AcquireWrite",
+            "read (Device Information serial)", "write with response + read back",
+            "CCCD write refused with NotPermitted", "notifications via StartNotify (DEVICE_INFO)",
+            "notifications via AcquireNotify (DEVICE_INFO)", "pair (just works)",
+            "pair Tether-0002 via agent RequestPasskey", "pair Tether-0003 via agent RequestConfirmation",
+            "disconnect",
+        ] {
+            #expect(text.contains("PASS \(operation)\n"), "missing: \(operation)")
+        }
+    }
+}
