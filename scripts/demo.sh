@@ -4,11 +4,13 @@
 #      (drops, duplicates, corruption, truncation, split/merged notifications, a reboot, a full store),
 #   2. replays every recorded firmware transcript in Firmware-fixtures/ through the gateway session, prints
 #      what the gateway stored and answered, and checks each against its expected outcome.
-# It exits 0 only if every check holds. Later stages (BlueZ simulator, store, sync, daemon) extend this script.
+#   3. stores every transcript through the real store into an SQLite file (events + outbox commands in one
+#      transaction each), replays them all again, and checks that the second pass added nothing.
+# It exits 0 only if every check holds. Later stages (BlueZ transport, sync, daemon) extend this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build -c release --product tether --product tether-fixtures 2>&1 | tail -1
+for product in tether tether-fixtures; do swift build -c release --product "$product" 2>&1 | tail -1; done
 bin=$(swift build -c release --show-bin-path)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,5 +32,18 @@ if "$bin/tether" replay --json --expect Firmware-fixtures Firmware-fixtures/*.tr
     echo "demo: every transcript replayed to its expected outcome"
 else
     echo "demo: FAILED: a transcript no longer replays to its expected outcome" >&2
+    exit 1
+fi
+
+echo
+echo "== 3. Store everything in a real database (durable commits), then replay it all again"
+first=$("$bin/tether" replay --json --db "$work/gateway.sqlite" Firmware-fixtures/*.transcript 2>&1 >/dev/null | grep '^database')
+second=$("$bin/tether" replay --json --db "$work/gateway.sqlite" Firmware-fixtures/*.transcript 2>&1 >/dev/null | grep '^database')
+echo "after the first pass:  ${first#database *: }"
+echo "after the second pass: ${second#database *: }"
+if [ "${first#database *: }" = "${second#database *: }" ]; then
+    echo "demo: replaying again added nothing (events are unique by identity; no duplicate outbox commands)"
+else
+    echo "demo: FAILED: the second pass changed the database" >&2
     exit 1
 fi
