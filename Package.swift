@@ -18,6 +18,8 @@ let package = Package(
         .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .executable(name: "tether-sim", targets: ["TetherSimCommand"]),
+        .library(name: "BlueZ", targets: ["BlueZ"]),
+        .library(name: "ConnectionSupervisor", targets: ["ConnectionSupervisor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -115,6 +117,16 @@ let package = Package(
             name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "LinkProtocol"],
             exclude: ["bleak_client.py"]
         ),
+
+        // Tether's BlueZ client (bluer-style, one file per interface): the org.bluez object-tree mirror, Adapter1,
+        // Device1 with bounded waits, GATT characteristics (StartNotify / AcquireNotify / AcquireWrite), the Agent1
+        // for pairing and every org.bluez.Error mapped in one place.
+        .target(name: "BlueZ", dependencies: ["DBus"]),
+        // Which device to connect next, when to retry and when to let go: a pure, deterministic state machine
+        // (one connect in flight, slot budget, jittered backoff, token-bucket reconnect rate). No I/O, no clock.
+        .target(name: "ConnectionSupervisor"),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "DBus", "LinkProtocol"]),
+        .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor"]),
     ],
     swiftLanguageModes: [.v6]
 )

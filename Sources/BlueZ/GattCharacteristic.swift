@@ -1,0 +1,217 @@
+import DBus
+import Foundation
+import Glibc
+
+/// `org.bluez.GattCharacteristic1`: a remote characteristic, e.g. `.../dev_XX/service0010/char0013`.
+public struct GattCharacteristic: Hashable, Sendable {
+    public enum WriteType: String, Hashable, Sendable {
+        /// Write Request: BlueZ waits for the device's Write Response.
+        case request
+        /// Write Command (write without response).
+        case command
+        /// Reliable (prepared) write.
+        case reliable
+    }
+
+    /// ATT header bytes in a notification or write (opcode + handle).
+    public static let attHeaderSize = 3
+    /// Kept below MTU − 3 so a controller or stack that counts differently never truncates a value.
+    public static let defaultSafetyMargin = 2
+    /// The smallest ATT MTU (Bluetooth Core: 23).
+    public static let minimumMTU = 23
+
+    public let path: DBusObjectPath
+    let session: BlueZSession
+
+    public init(session: BlueZSession, path: DBusObjectPath) {
+        self.session = session
+        self.path = path
+    }
+
+    public static func == (lhs: GattCharacteristic, rhs: GattCharacteristic) -> Bool { lhs.path == rhs.path }
+    public func hash(into hasher: inout Hasher) { hasher.combine(path) }
+
+    public func properties() async throws -> [String: DBusValue] {
+        try await session.properties(path, BlueZInterfaceName.gattCharacteristic)
+    }
+
+    /// `ReadValue(a{sv})`. BlueZ also announces the value as a Value PropertiesChanged before replying.
+    public func readValue(offset: UInt16 = 0, timeout: Duration = BlueZSession.defaultTimeout) async throws -> [UInt8] {
+        let options: [String: DBusValue] = offset == 0 ? [:] : ["offset": .uint16(offset)]
+        let reply = try await session.call(
+            path, BlueZInterfaceName.gattCharacteristic, "ReadValue", [.variantDictionary(options)], timeout: timeout)
+        guard let bytes = reply.first?.bytesValue else {
+            throw BlueZError.dbus(DBusError(.inconsistentMessage, "ReadValue on \(path) returned \(reply)"))
+        }
+        return bytes
+    }
+
+    /// `WriteValue(ay, a{sv} {"type": ...})`.
+    public func writeValue(
+        _ bytes: [UInt8], type: WriteType = .request, timeout: Duration = BlueZSession.defaultTimeout
+    ) async throws {
+        _ = try await session.call(
+            path, BlueZInterfaceName.gattCharacteristic, "WriteValue",
+            [.bytes(bytes), .variantDictionary(["type": .string(type.rawValue)])], timeout: timeout)
+    }
+
+    /// The negotiated ATT MTU (read it after services resolve).
+    public func mtu() async throws -> Int {
+        guard let mtu = try await session.property(path, BlueZInterfaceName.gattCharacteristic, "MTU").uint16Value
+        else { throw BlueZError.dbus(DBusError(.inconsistentMessage, "MTU of \(path) is not a uint16")) }
+        return Int(mtu)
+    }
+
+    /// The largest value to send or expect per packet: MTU − 3 − `safetyMargin`, never below 20.
+    public func maximumValueLength(safetyMargin: Int = GattCharacteristic.defaultSafetyMargin) async throws -> Int {
+        Self.maximumValueLength(mtu: try await mtu(), safetyMargin: safetyMargin)
+    }
+
+    public static func maximumValueLength(mtu: Int, safetyMargin: Int = defaultSafetyMargin) -> Int {
+        max(minimumMTU - attHeaderSize, mtu - attHeaderSize - max(safetyMargin, 0))
+    }
+
+    /// `StartNotify()`, then the Value PropertiesChanged as a stream (subscribed before StartNotify, so the first
+    /// notification is not missed). The stream finishes when `Notifying` turns false (link lost) or org.bluez
+    /// goes away; ending the stream calls `StopNotify()`.
+    ///
+    /// BlueZ keeps one session per bus connection: two streams on one connection share it, and a `ReadValue`
+    /// of this characteristic also shows up here (BlueZ announces read values the same way).
+    public func startNotify(timeout: Duration = BlueZSession.defaultTimeout) async throws -> AsyncStream<[UInt8]> {
+        let changes = try await session.propertyChanges(path, BlueZInterfaceName.gattCharacteristic)
+        _ = try await session.call(path, BlueZInterfaceName.gattCharacteristic, "StartNotify", timeout: timeout)
+        let session = session
+        let path = path
+        return AsyncStream { continuation in
+            let forwarding = Task {
+                for await change in changes {
+                    if let value = change.changed["Value"]?.bytesValue { continuation.yield(value) }
+                    if change.changed["Notifying"] == .bool(false) { break }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                forwarding.cancel()
+                // Subscriptions end with their owner.
+                Task { _ = try? await session.call(path, BlueZInterfaceName.gattCharacteristic, "StopNotify") }
+            }
+        }
+    }
+
+    /// `AcquireNotify(a{sv})`: notifications on a SOCK_SEQPACKET socket, one value per packet.
+    public func acquireNotify(timeout: Duration = BlueZSession.defaultTimeout) async throws -> NotifyAcquisition {
+        let reply = try await session.call(
+            path, BlueZInterfaceName.gattCharacteristic, "AcquireNotify", [.variantDictionary([:])], timeout: timeout)
+        guard reply.count == 2, let fd = reply[0].fileDescriptorValue, let mtu = reply[1].uint16Value else {
+            throw BlueZError.dbus(DBusError(.inconsistentMessage, "AcquireNotify on \(path) returned \(reply)"))
+        }
+        return NotifyAcquisition(descriptor: fd, mtu: Int(mtu))
+    }
+
+    /// `AcquireWrite(a{sv})`: writes without response on a SOCK_SEQPACKET socket, one value per packet.
+    public func acquireWrite(timeout: Duration = BlueZSession.defaultTimeout) async throws -> WriteAcquisition {
+        let reply = try await session.call(
+            path, BlueZInterfaceName.gattCharacteristic, "AcquireWrite", [.variantDictionary([:])], timeout: timeout)
+        guard reply.count == 2, let fd = reply[0].fileDescriptorValue, let mtu = reply[1].uint16Value else {
+            throw BlueZError.dbus(DBusError(.inconsistentMessage, "AcquireWrite on \(path) returned \(reply)"))
+        }
+        return WriteAcquisition(descriptor: fd, mtu: Int(mtu))
+    }
+}
+
+/// An AcquireNotify socket: `packets` yields one notification per packet and finishes when BlueZ closes its end
+/// (link lost) or `close()` is called. Closing the socket ends the acquisition in BlueZ.
+public final class NotifyAcquisition: Sendable {
+    public let mtu: Int
+    public let packets: AsyncStream<[UInt8]>
+    private let descriptor: OwnedFileDescriptor
+
+    init(descriptor: OwnedFileDescriptor, mtu: Int) {
+        self.descriptor = descriptor
+        self.mtu = mtu
+        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        packets = stream
+        continuation.onTermination = { _ in
+            descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+        guard let fd = descriptor.rawValue else {
+            continuation.finish()
+            return
+        }
+        // A plain thread (never a Swift concurrency thread) blocks in recv; shutdown() wakes it with EOF.
+        let thread = Thread {
+            Self.readLoop(fd: fd, capacity: max(mtu, 512), continuation: continuation)
+            descriptor.close()
+        }
+        thread.start()
+    }
+
+    deinit {
+        descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Ends the acquisition: the stream finishes and BlueZ sees the socket close.
+    public func close() {
+        descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    private static func readLoop(fd: Int32, capacity: Int, continuation: AsyncStream<[UInt8]>.Continuation) {
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            continuation.yield(Array(buffer[0..<count]))
+        }
+        continuation.finish()
+    }
+}
+
+/// An AcquireWrite socket: each `send` is one write without response of at most `maximumValueLength` bytes.
+public final class WriteAcquisition: Sendable {
+    public let mtu: Int
+    private let descriptor: OwnedFileDescriptor
+
+    init(descriptor: OwnedFileDescriptor, mtu: Int) {
+        self.descriptor = descriptor
+        self.mtu = mtu
+    }
+
+    /// The largest value per packet (MTU − 3 − safety margin).
+    public var maximumValueLength: Int { GattCharacteristic.maximumValueLength(mtu: mtu) }
+
+    /// Sends one value. When the socket is full, waits for room (polling without blocking a concurrency thread)
+    /// at most `timeout`; `.timeout` then, `.notConnected` once BlueZ closed its end.
+    public func send(_ bytes: [UInt8], timeout: Duration = .seconds(5)) async throws {
+        guard bytes.count <= max(mtu - GattCharacteristic.attHeaderSize, 0) else { throw BlueZError.invalidLength }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let result: Int? = descriptor.withDescriptor { fd in
+                let sent = bytes.withUnsafeBytes {
+                    Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                }
+                return sent >= 0 ? sent : -Int(errno)
+            }
+            guard let result else { throw BlueZError.notConnected }
+            if result == bytes.count { return }
+            guard result == -Int(EAGAIN) || result == -Int(EWOULDBLOCK) || result == -Int(EINTR) else {
+                throw BlueZError.notConnected
+            }
+            guard ContinuousClock.now < deadline else { throw BlueZError.timeout }
+            try await waitWritable(milliseconds: 5)
+        }
+    }
+
+    /// Closes the socket: BlueZ ends the acquisition.
+    public func close() {
+        descriptor.close()
+    }
+
+    private func waitWritable(milliseconds: Int32) async throws {
+        let ready = descriptor.withDescriptor { fd in
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            return poll(&poller, 1, 0) == 1
+        }
+        if ready != true { try await Task.sleep(for: .milliseconds(Int(milliseconds))) }
+    }
+}

@@ -1,0 +1,73 @@
+import DBus
+
+/// Notifications of a characteristic, whichever way BlueZ delivers them: AcquireNotify (an fd, fast) first, and
+/// StartNotify (Value PropertiesChanged over D-Bus) when AcquireNotify is refused. It remembers per device which
+/// method worked, so later subscriptions go straight to it.
+public actor NotificationSource {
+    public enum Method: Hashable, Sendable {
+        case acquireNotify
+        case startNotify
+    }
+
+    /// An active subscription. `values` finishes when the link drops; ending it releases the subscription
+    /// (closes the fd, or calls StopNotify).
+    public struct Subscription: Sendable {
+        public let method: Method
+        /// The MTU AcquireNotify reported (nil for StartNotify: read `GattCharacteristic.mtu()`).
+        public let mtu: Int?
+        public let values: AsyncStream<[UInt8]>
+    }
+
+    private var methods: [DBusObjectPath: Method] = [:]
+
+    public init() {}
+
+    /// The method that worked last for `device`, if any.
+    public func method(for device: DBusObjectPath) -> Method? {
+        methods[device]
+    }
+
+    /// Forgets what worked for `device` (e.g. after `RemoveDevice` or a firmware update).
+    public func forget(_ device: DBusObjectPath) {
+        methods[device] = nil
+    }
+
+    /// Subscribes to `characteristic` of `device`.
+    public func subscribe(
+        to characteristic: GattCharacteristic, of device: DBusObjectPath,
+        timeout: Duration = BlueZSession.defaultTimeout
+    ) async throws -> Subscription {
+        if methods[device] != .startNotify {
+            do {
+                let acquisition = try await characteristic.acquireNotify(timeout: timeout)
+                methods[device] = .acquireNotify
+                let values = AsyncStream<[UInt8]> { continuation in
+                    let forwarding = Task {
+                        for await packet in acquisition.packets { continuation.yield(packet) }
+                        continuation.finish()
+                    }
+                    // The acquisition lives as long as the stream; ending the stream closes the socket.
+                    continuation.onTermination = { _ in
+                        forwarding.cancel()
+                        acquisition.close()
+                    }
+                }
+                return Subscription(method: .acquireNotify, mtu: acquisition.mtu, values: values)
+            } catch let error as BlueZError where Self.fallsBack(error) {
+                // Refused (older BlueZ, another client's StartNotify session, a stack without fd passing).
+            }
+        }
+        let values = try await characteristic.startNotify(timeout: timeout)
+        methods[device] = .startNotify
+        return Subscription(method: .startNotify, mtu: nil, values: values)
+    }
+
+    /// Errors after which StartNotify is worth trying; anything else (timeout, not connected) is reported.
+    static func fallsBack(_ error: BlueZError) -> Bool {
+        switch error {
+        case .notSupported, .notPermitted, .failed, .notAuthorized: true
+        case .dbus(let error): error.code == .unknownMethod || error.code == .notSupported
+        default: false
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import BlueZ
+import DBus
+import Synchronization
+import Testing
+
+/// BlueZ 5.66's connect race (real-bluez-vm.md pitfall 6), reproduced by a minimal fake bluetoothd: Connect brings
+/// the link up but `Connected=true` is never signalled.
+@Suite(.serialized)
+struct ConnectRaceTests {
+    enum Behaviour: Sendable {
+        /// The property turns true after a delay, silently (only a re-read sees it).
+        case silentConnected(after: Duration)
+        /// Only `ServicesResolved=true` is signalled.
+        case servicesResolvedOnly(after: Duration)
+        /// The link never comes up.
+        case never
+    }
+
+    final class FakeDevice: Sendable {
+        let connected = Mutex(false)
+        let servicesResolved = Mutex(false)
+    }
+
+    static let path: DBusObjectPath = "/org/bluez/hci0/dev_C0_00_00_00_00_01"
+
+    /// A private bus with a fake org.bluez exporting one Device1 that behaves as `behaviour` says.
+    static func withFakeBlueZ(_ behaviour: Behaviour, _ body: (Device) async throws -> Void) async throws {
+        let bus = try await DBusPrivateBus.start()
+        let fake = try await DBusConnection.connect(to: .address(bus.address))
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        let device = FakeDevice()
+        let server = fake.objectServer
+        do {
+            try await server.export(
+                [
+                    DBusInterface(
+                        name: BlueZInterfaceName.device,
+                        methods: [
+                            DBusMethod("Connect") { _ in
+                                switch behaviour {
+                                case .silentConnected(let delay):
+                                    Task {
+                                        try await Task.sleep(for: delay)
+                                        device.connected.withLock { $0 = true }
+                                    }
+                                case .servicesResolvedOnly(let delay):
+                                    Task {
+                                        try await Task.sleep(for: delay)
+                                        device.servicesResolved.withLock { $0 = true }
+                                        try server.emitPropertiesChanged(
+                                            path: path, interface: BlueZInterfaceName.device,
+                                            changed: ["ServicesResolved": .bool(true)])
+                                    }
+                                case .never:
+                                    break
+                                }
+                                return []
+                            }
+                        ],
+                        properties: [
+                            DBusProperty("Connected", signature: "b") { .bool(device.connected.withLock { $0 }) },
+                            DBusProperty("ServicesResolved", signature: "b") {
+                                .bool(device.servicesResolved.withLock { $0 })
+                            },
+                        ])
+                ], at: path)
+            _ = try await fake.requestName("org.bluez")
+            try await body(Device(session: BlueZSession(connection: client), path: path))
+        } catch {
+            await client.close()
+            await fake.close()
+            bus.stop()
+            throw error
+        }
+        await client.close()
+        await fake.close()
+        bus.stop()
+    }
+
+    @Test func aReReadConnectedCountsAsConnected() async throws {
+        try await Self.withFakeBlueZ(.silentConnected(after: .milliseconds(150))) { device in
+            try await device.connect(timeout: .seconds(3), recheckInterval: .milliseconds(50))
+            #expect(try await device.properties().connected)
+        }
+    }
+
+    @Test func servicesResolvedCountsAsConnected() async throws {
+        try await Self.withFakeBlueZ(.servicesResolvedOnly(after: .milliseconds(100))) { device in
+            try await device.connect(timeout: .seconds(3), recheckInterval: .seconds(10))
+            let properties = try await device.properties()
+            #expect(properties.servicesResolved && !properties.connected)
+        }
+    }
+
+    @Test func aLinkThatNeverComesUpTimesOut() async throws {
+        try await Self.withFakeBlueZ(.never) { device in
+            let started = ContinuousClock.now
+            await #expect(throws: BlueZError.timeout) {
+                try await device.connect(timeout: .milliseconds(300), recheckInterval: .milliseconds(50))
+            }
+            #expect(ContinuousClock.now - started < .seconds(2))
+        }
+    }
+}
