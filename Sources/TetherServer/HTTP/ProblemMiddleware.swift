@@ -1,0 +1,47 @@
+import Hummingbird
+import Logging
+import NIOCore
+import SyncContract
+
+/// The outermost middleware: every error becomes an RFC 9457 problem, so no answer of this server is an empty
+/// body or a framework's own error format. Unexpected errors are logged with the request id and answered as an
+/// opaque 500: the client learns nothing of the server's internals.
+struct ProblemMiddleware: RouterMiddleware {
+    typealias Context = SyncRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPProblem {
+            return error.response()
+        } catch let error as HTTPError {
+            return Self.problem(for: error, request: request).response()
+        } catch is NIOTooManyBytesError {
+            return HTTPProblem(Problem(.requestTooLarge, detail: "the request body exceeds the server's limit")).response()
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
+            return HTTPProblem(Problem(.internalError, detail: "the request id is \(context.id)")).response()
+        }
+    }
+
+    /// Hummingbird's own errors: an unmatched route is a 404, or a 405 with Allow when the path exists.
+    static func problem(for error: HTTPError, request: Request) -> HTTPProblem {
+        if error.status == .notFound, let allowed = SyncRoutes.allowedMethods(forPath: request.uri.path) {
+            var headers = HTTPFields()
+            headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            return HTTPProblem(Problem(.methodNotAllowed, detail: "\(request.method) is not allowed on \(request.uri.path)"), headers: headers)
+        }
+        switch error.status {
+        case .notFound: return HTTPProblem(Problem(.notFound, detail: "no resource at \(request.uri.path)"))
+        case .contentTooLarge: return HTTPProblem(Problem(.requestTooLarge, detail: error.body))
+        case .badRequest: return HTTPProblem(Problem(.malformedRequest, detail: error.body))
+        default:
+            var problem = Problem(.internalError, status: error.status.code, detail: error.body)
+            problem.title = error.status.reasonPhrase
+            problem.type = "about:blank"
+            return HTTPProblem(problem, headers: error.headers)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import SyncContract
+
+/// The sync backend's storage. Two implementations, `SQLiteServerStore` (the default, one file, no setup) and
+/// `PostgresServerStore`, run the same `BatchPlanner` inside their transactions, so their answers are identical;
+/// one test suite runs against both.
+///
+/// Every method is scoped by tenant: the principal's tenant, which comes from the verified token and never from
+/// the request body. Writes that append to a tenant's change feed are serialised per tenant, so the feed's
+/// sequence numbers commit in order and a cursor never skips a change.
+public protocol ServerStore: Sendable {
+    /// Brings the schema up to date. Called before the server accepts requests.
+    func migrate() async throws
+
+    func insertToken(_ token: TokenRecord) async throws
+    func token(id: String) async throws -> TokenRecord?
+    /// Marks a token revoked; `false` when there is no such token.
+    func revokeToken(id: String, at date: Date) async throws -> Bool
+    func tokens() async throws -> [TokenRecord]
+
+    /// Applies one push in one transaction: the idempotency records, the writes and the feed entries commit
+    /// together or not at all. Results are in command order.
+    func push(_ commands: [PushCommand], by principal: GatewayPrincipal) async throws -> [CommandResult]
+
+    /// Up to `limit` feed entries after `after`, oldest first, with the tenant's head sequence (for `cursor-ahead`).
+    func feed(tenant: String, after: Int64, limit: Int) async throws -> FeedSlice
+
+    /// The settings of a device that exists (and is not deleted); `nil` otherwise.
+    func settings(tenant: String, serial: String) async throws -> DeviceSettingsResource?
+
+    /// Replaces a device's desired settings (the settings endpoint with If-Match, or the operator).
+    func replaceDesiredSettings(
+        tenant: String, serial: String, desired: SettingsDocument, author: SettingsChangeAuthor, origin: String?, ifMatch: [Int64]?
+    ) async throws -> BatchPlanner.SettingsOutcome
+
+    /// The operator's registry changes: visible to every gateway of the tenant.
+    func upsertDevice(tenant: String, _ document: DevicePayload) async throws -> Int64
+    func deleteDevice(tenant: String, serial: String) async throws -> Int64?
+
+    func statistics(tenant: String) async throws -> TenantStatistics
+}
+
+/// Feed entries as stored: the sequence, the gateway that caused them, and the change.
+public struct FeedSlice: Sendable {
+    public struct Entry: Sendable {
+        public var sequence: Int64
+        public var origin: String?
+        public var change: Change
+    }
+
+    public var entries: [Entry]
+    /// The highest sequence the tenant's feed holds (0 when empty).
+    public var head: Int64
+}
+
+/// A stored row the server cannot read back: a bug or a hand-edited database, reported as a 500.
+public struct StorageCorruption: Error, CustomStringConvertible {
+    public var description: String
+}

@@ -1,0 +1,8 @@
+import TetherServer
+
+@main
+struct Entrypoint {
+    static func main() async {
+        await ServerCommand.main()
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import LinkProtocol
+import SyncContract
+import Testing
+import TetherServer
+import TetherStore
+import TetherSync
+import TetherSyncTesting
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tether-server` as a child process, so a test can SIGKILL it mid-batch.
+final class ServerProcess {
+    let pid: pid_t
+    let port: Int
+    let log: String
+
+    static var executable: String? {
+        if let path = ProcessInfo.processInfo.environment["TETHER_SERVER_BINARY"] { return path }
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [products, products.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("tether-server").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Starts `tether-server serve` and waits (bounded) for its "listening on" line.
+    init(arguments: [String], log: String) async throws {
+        let binary = try #require(Self.executable, "tether-server was not built next to the tests")
+        self.log = log
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([binary, "serve"] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { throw CocoaError(.executableLoad) }
+        self.pid = pid
+        let deadline = ContinuousClock.now + .seconds(30)
+        var port: Int?
+        while port == nil, ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            port = text.split(separator: "\n").last { $0.hasPrefix("listening on ") }.flatMap { Int($0.split(separator: ":").last ?? "") }
+            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        self.port = try #require(port, "tether-server did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+
+    func kill() {
+        _ = Glibc.kill(pid, SIGKILL)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+
+    func terminate() {
+        _ = Glibc.kill(pid, SIGTERM)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+}
+
+@Suite("either side restarted mid-batch", .serialized)
+struct RestartTests {
+    @Test("the server is SIGKILLed mid-drain and restarted: every command lands exactly once")
+    func serverKilled() async throws {
+        let directory = try makeTemporaryDirectory("tether-restart")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/server.sqlite"
+        let tokenStore = try SQLiteServerStore(path: database)
+        try await tokenStore.migrate()
+        let token = try await TokenAdministration.issue(store: tokenStore, tenant: "home", gateway: "gw-1").reveal
+        // Every push is slowed, so the kill lands while batches are in flight.
+        var server = try await ServerProcess(
+            arguments: ["--db", database, "--listen", "127.0.0.1:0", "--inject-faults", "delay:150ms", "--fault-rate", "1"], log: directory + "/server.log")
+        let gateway = try GatewayFixture()
+        defer { gateway.remove() }
+        try gateway.storeEvents(6000, devices: 3)
+        let queued = try Outbox(database: gateway.database).counts().total
+        let clock = GatewayClock()
+        var configuration = SyncConfiguration(baseURL: "http://127.0.0.1:\(server.port)", token: BearerToken(token))
+        configuration.batchSize = 200
+        configuration.requestTimeout = .seconds(5)
+        let engine = try SyncEngine(database: gateway.database, configuration: configuration, now: clock.read, seed: 3, logger: quietLogger)
+        let drain = Task { await engine.sync(trigger: .manual) }
+        // Kill once some batches have committed (bounded polling of the server's own file).
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await tokenStore.statistics(tenant: "home").appliedCommands < 1000, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        server.kill()
+        let interrupted = await drain.value
+        #expect(interrupted.failure?.kind == .network || interrupted.failure?.kind == .timeout, "\(String(describing: interrupted.failure))")
+        let appliedBeforeKill = try await tokenStore.statistics(tenant: "home").appliedCommands
+        #expect(appliedBeforeKill > 0 && appliedBeforeKill < queued)
+        server = try await ServerProcess(arguments: ["--db", database, "--listen", "127.0.0.1:\(server.port)"], log: directory + "/server.log")
+        var reports: [SyncReport] = []
+        for _ in 0..<10 {
+            clock.advance(by: .seconds(3600))
+            let report = await engine.sync(trigger: .manual)
+            reports.append(report)
+            if report.succeeded, try Outbox(database: gateway.database).counts().total == 0 { break }
+        }
+        server.terminate()
+        await engine.shutdown()
+        #expect(reports.last?.succeeded == true)
+        let statistics = try await tokenStore.statistics(tenant: "home")
+        #expect(statistics.events == 6000)
+        #expect(statistics.appliedCommands == queued, "no command applied twice, none lost")
+        #expect(try Outbox(database: gateway.database).counts().total == 0)
+    }
+
+    @Test("the gateway dies mid-push and restarts: its leases expire, the push is repeated, the server deduplicates")
+    func gatewayRestarted() async throws {
+        try await withSync { setup in
+            try setup.gateway.storeEvents(500, devices: 2)
+            let queued = try outboxCommands(setup)
+            setup.server.faults.enqueue(.delay(.seconds(3)), count: 2, scope: .push)
+            let first = try setup.engine { $0.batchSize = 250 }
+            let dying = Task { await first.sync(trigger: .manual) }
+            // Wait (bounded) until both slowed pushes are on the server.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while setup.server.faults.injected.count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(try setup.outbox.counts().inProgress > 0, "commands are leased to the dying gateway")
+            // The restarted gateway: a new database handle and engine, its clock past the old leases.
+            let reopened = try setup.gateway.reopen()
+            setup.clock.advance(by: .seconds(120))
+            let second = try SyncEngine(database: reopened, configuration: setup.configuration(), now: setup.clock.read, seed: 77, logger: quietLogger)
+            var reports: [SyncReport] = []
+            for _ in 0..<10 {
+                reports.append(await second.sync(trigger: .manual))
+                setup.clock.advance(by: .seconds(3600))
+                if reports.last?.succeeded == true, try Outbox(database: reopened).counts().total == 0 { break }
+            }
+            let late = await dying.value
+            #expect(reports.last?.succeeded == true)
+            #expect(late.push.settled.leasesLost > 0 || late.push.duplicates > 0 || !late.succeeded, "the old gateway's answers found their leases gone")
+            let statistics = try await setup.server.store.statistics(tenant: setup.tenant)
+            #expect(statistics.events == 500)
+            #expect(statistics.appliedCommands == queued)
+            #expect(try Outbox(database: reopened).counts().total == 0)
+            await first.shutdown()
+            await second.shutdown()
+        }
+    }
+}
