@@ -85,33 +85,29 @@ public actor Gateway {
         loadAdoptedDevices()
         let tree = tree
         let driver = driver
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
+        // Unstructured on purpose: cancelling `run()` must not cancel these, because the graceful shutdown still
+        // needs the mirror (to see Connected=false), the driver and the commit completions.
+        let workers = [
+            Task {
                 // A failed synchronisation (BlueZ gone mid-call) is retried; the mirror must not stay stale.
                 while !Task.isCancelled {
                     do { try await tree.run() } catch {}
                     try? await Task.sleep(for: .milliseconds(200))
                 }
-            }
-            group.addTask { await driver.run(treeEvents: driverTreeEvents, disconnections: disconnections) }
-            group.addTask {
-                for await event in driver.eventStream { await self.driverEvent(event) }
-            }
-            group.addTask {
-                for await event in ownTreeEvents { await self.treeEvent(event) }
-            }
-            group.addTask { await self.publishChanges() }
-            group.addTask {
-                // Until cancelled: an AsyncStream that never yields ends its iteration on cancellation.
-                let (never, keep) = AsyncStream.makeStream(of: Void.self)
-                for await _ in never {}
-                keep.finish()
-                // Graceful shutdown runs outside the cancelled task so its D-Bus calls and waits are not cut.
-                await Task { await self.shutDownGracefully() }.value
-            }
-            await group.next()
-            group.cancelAll()
-        }
+            },
+            Task { await driver.run(treeEvents: driverTreeEvents, disconnections: disconnections) },
+            Task { for await event in driver.eventStream { await self.driverEvent(event) } },
+            Task { for await event in ownTreeEvents { await self.treeEvent(event) } },
+            Task { await self.publishChanges() },
+        ]
+        // Until cancelled: an AsyncStream that never yields ends its iteration on cancellation.
+        let (never, keep) = AsyncStream.makeStream(of: Void.self)
+        for await _ in never {}
+        keep.finish()
+        // Graceful shutdown runs outside the cancelled task so its D-Bus calls and waits are not cut short.
+        await Task { await self.shutDownGracefully() }.value
+        for worker in workers { worker.cancel() }
+        for worker in workers { await worker.value }
         running = false
     }
 
@@ -157,10 +153,15 @@ public actor Gateway {
             session.finish()
         }
         for task in sessionTasks.values { await task.value }
+        sessions.removeAll()
+        sessionTasks.removeAll()
+        linkSetups.removeAll()
         if scanning { try? await adapter.stopDiscovery() }
         scanning = false
         try? await agent?.unregister()
         agent = nil
+        for address in knownAddresses() { markDirty(address) }
+        flushChanges()
         for subscriber in changeSubscribers.values { subscriber.finish() }
         for subscriber in scanSubscribers.values { subscriber.finish() }
         changeSubscribers.removeAll()
