@@ -30,6 +30,7 @@ public actor Gateway {
     private var sessions: [String: DeviceSession] = [:]
     private var sessionTasks: [String: Task<Void, Never>] = [:]
     private var linkSetups: [String: Task<Void, Never>] = [:]
+    private var linkSetupNumbers: [String: UInt64] = [:]
     private var nextLinkNumber: UInt64 = 0
     private var statuses: [String: DeviceStatus] = [:]
     private var lastErrors: [String: String] = [:]
@@ -336,11 +337,18 @@ public actor Gateway {
                 }
                 session.send(.linkUp(link))
             } catch is CancellationError {
-                return
             } catch {
                 await driver.abandonLink(address, reason: "link set-up failed: \(error)")
             }
+            await self.linkSetupFinished(address, number: number)
         }
+        linkSetupNumbers[address] = number
+    }
+
+    private func linkSetupFinished(_ address: String, number: UInt64) {
+        guard linkSetupNumbers[address] == number else { return }
+        linkSetups[address] = nil
+        linkSetupNumbers[address] = nil
     }
 
     private func treeEvent(_ event: BlueZObjectTree.Event) async {
@@ -549,7 +557,6 @@ public actor Gateway {
 
     /// Tasks the gateway still holds: sessions, link set-ups, and BlueZ calls of the driver. Zero after `run()`.
     public func outstandingWork() async -> (sessions: Int, linkSetups: Int, bluezCalls: Int) {
-        linkSetups = linkSetups.filter { !$0.value.isCancelled }
         return (sessions.count, linkSetups.count, await driver.pendingOperationCount)
     }
 }
