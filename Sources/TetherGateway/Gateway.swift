@@ -37,6 +37,10 @@ public actor Gateway {
     private var seen: [String: Seen] = [:]
     private var serials: [String: String] = [:]
     private var scanning = false
+    /// Whether this connection holds a discovery session in BlueZ (for a scan, or to find wanted devices).
+    private var discovering = false
+    private var shuttingDown = false
+    private var pairingDiscovery = false
     private var scanResultsByAddress: [String: ScanResult] = [:]
     private var dirty: Set<String> = []
     private var published: [String: GatewayDevice] = [:]
@@ -157,8 +161,9 @@ public actor Gateway {
         sessions.removeAll()
         sessionTasks.removeAll()
         linkSetups.removeAll()
-        if scanning { try? await adapter.stopDiscovery() }
+        shuttingDown = true
         scanning = false
+        try? await updateDiscovery()
         try? await agent?.unregister()
         agent = nil
         for address in knownAddresses() { markDirty(address) }
@@ -265,6 +270,7 @@ public actor Gateway {
         while !Task.isCancelled {
             do { try await clock.sleep(configuration.changeInterval) } catch { return }
             flushChanges()
+            try? await updateDiscovery()
         }
     }
 
@@ -364,7 +370,9 @@ public actor Gateway {
         case .bluezRestarted(let owner):
             bluezAvailable = owner != nil
             agent = nil
-            if scanning { scanning = false }
+            // The old bluetoothd's discovery session died with it.
+            scanning = false
+            discovering = false
         case .deviceAdded(let path, let properties):
             noteSeen(path, properties, adding: true)
         case .deviceChanged(let path, let changed, _):
@@ -407,23 +415,47 @@ public actor Gateway {
     public func startScan() async throws(GatewayError) {
         guard bluezAvailable else { throw .unavailable("org.bluez is not on the bus") }
         guard !scanning else { return }
-        do {
-            try await adapter.setDiscoveryFilter(DiscoveryFilter(transport: .le, duplicateData: true))
-            try await adapter.startDiscovery()
-        } catch {
-            throw .unavailable("StartDiscovery failed: \(error)")
-        }
-        scanning = true
         scanResultsByAddress.removeAll()
+        scanning = true
+        do {
+            try await updateDiscovery()
+        } catch {
+            scanning = false
+            throw error
+        }
     }
 
     public func stopScan() async throws(GatewayError) {
         guard scanning else { return }
         scanning = false
+        try await updateDiscovery()
+    }
+
+    /// Holds a discovery session while someone scans, or while an adopted device is missing from BlueZ (removed
+    /// after InProgress, or not bonded and so not reloaded after a bluetoothd restart): BlueZ only exports it
+    /// again, and so only connects it, once it has been seen advertising.
+    private func updateDiscovery() async throws(GatewayError) {
+        guard bluezAvailable else { return }
+        var needed = scanning || pairingDiscovery
+        if !needed && !shuttingDown && !wanted.isEmpty {
+            let exported = await tree.devices
+            needed = wanted.contains { exported[adapter.devicePath(address: $0)] == nil }
+        }
+        guard needed != discovering else { return }
         do {
-            try await adapter.stopDiscovery()
+            if needed {
+                try await adapter.setDiscoveryFilter(DiscoveryFilter(transport: .le))
+                try await adapter.startDiscovery()
+            } else {
+                try await adapter.stopDiscovery()
+            }
+            discovering = needed
+        } catch BlueZError.inProgress where needed {
+            discovering = true
+        } catch BlueZError.failed where !needed {
+            discovering = false  // "No discovery started": already stopped
         } catch {
-            throw .unavailable("StopDiscovery failed: \(error)")
+            throw .unavailable("\(needed ? "StartDiscovery" : "StopDiscovery") failed: \(error)")
         }
     }
 
@@ -516,18 +548,18 @@ public actor Gateway {
         if let config { sessions[address]?.send(.desiredConfig(config)) }
     }
 
+    /// Makes sure BlueZ knows the device before `Pair`: discovery until it is exported, at most 10 s.
     private func discoverIfNeeded(_ device: Device) async throws(GatewayError) {
         if await tree.devices[device.path] != nil { return }
         let events = await tree.events()
-        let startedHere = !scanning
-        if startedHere {
-            do { try await adapter.startDiscovery() } catch { throw .unavailable("StartDiscovery failed: \(error)") }
-        }
+        pairingDiscovery = true
+        defer { pairingDiscovery = false }
+        try await updateDiscovery()
+        let path = device.path
         let found: Bool
-        if await tree.devices[device.path] != nil {
+        if await tree.devices[path] != nil {
             found = true
         } else {
-            let path = device.path
             found =
                 (try? await withThrowingTaskGroup(of: Bool.self) { group in
                     group.addTask {
@@ -544,8 +576,7 @@ public actor Gateway {
                     return try await group.next() ?? false
                 }) ?? false
         }
-        if startedHere { try? await adapter.stopDiscovery() }
-        guard found else { throw .unknownDevice("\(device.address ?? device.path.rawValue) (not seen within 10 s)") }
+        guard found else { throw .unknownDevice("\(device.address ?? path.rawValue) (not seen within 10 s)") }
     }
 
     static func isAddress(_ text: String) -> Bool {
