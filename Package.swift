@@ -160,3 +160,8 @@ package.targets += [
     .target(name: "GatewayBenchmark", dependencies: ["TetherGateway", "BlueZ", "DBus", "LinkProtocol"]),
     .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
 ]
+
+// The simulator-start harness the older BlueZ suites duplicated now comes from BlueZTestSupport.
+for target in package.targets where ["BlueZTests", "BlueZSimulatorTests"].contains(target.name) {
+    target.dependencies.append("BlueZTestSupport")
+}
