@@ -237,3 +237,38 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// ---- gateway branch (issue 4): the BlueZ gateway service, its shared simulator harness, tests and benchmark ----
+package.products += [
+    .library(name: "TetherGateway", targets: ["TetherGateway"]),
+    .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
+]
+package.targets += [
+    // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), DeviceSession (notifications →
+    // LinkSession → GroupCommitter, ACK after commit), and the Gateway façade tetherd runs (snapshots, changes,
+    // scan, pair through Agent1, forget, graceful shutdown).
+    .target(
+        name: "TetherGateway",
+        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherStore", "DBus"]
+    ),
+    // A private dbus-daemon with tether-sim on it and a client connection: the harness gateway tests and the
+    // benchmark share (test support, never linked into tetherd).
+    .target(name: "BlueZTestSupport", dependencies: ["BlueZSimulator", "BlueZ", "DBus"]),
+    .testTarget(
+        name: "TetherGatewayTests",
+        dependencies: [
+            "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol",
+            "ConnectionSupervisor",
+        ]
+    ),
+    // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process):
+    // Tether over StartNotify and AcquireNotify vs bleak, same stream, same run. Run in release
+    // (scripts/gateway-bench.sh).
+    .target(name: "GatewayBenchmark", dependencies: ["TetherGateway", "BlueZ", "DBus", "LinkProtocol"]),
+    .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
+]
+
+// The simulator-start harness the older BlueZ suites duplicated now comes from BlueZTestSupport.
+for target in package.targets where ["BlueZTests", "BlueZSimulatorTests"].contains(target.name) {
+    target.dependencies.append("BlueZTestSupport")
+}
