@@ -237,6 +237,30 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// ---- gateway branch (issue 4): the BlueZ gateway service, its shared simulator harness, tests and benchmark ----
+package.products += [
+    .library(name: "TetherGateway", targets: ["TetherGateway"]),
+]
+package.targets += [
+    // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), DeviceSession (notifications →
+    // LinkSession → GroupCommitter, ACK after commit), and the Gateway façade tetherd runs (snapshots, changes,
+    // scan, pair through Agent1, forget, graceful shutdown).
+    .target(
+        name: "TetherGateway",
+        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherStore", "DBus"]
+    ),
+    // A private dbus-daemon with tether-sim on it and a client connection: the harness gateway tests and the
+    // benchmark share (test support, never linked into tetherd).
+    .target(name: "BlueZTestSupport", dependencies: ["BlueZSimulator", "BlueZ", "DBus"]),
+    .testTarget(
+        name: "TetherGatewayTests",
+        dependencies: [
+            "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol",
+            "ConnectionSupervisor",
+        ]
+    ),
+]
+
 // MARK: - tetherd (issue 6, daemon half)
 // Kept as one appended block so merges with the other branches' Package.swift changes stay mechanical.
 
@@ -246,11 +270,9 @@ package.products += [
 ]
 package.dependencies += [
     .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+    // swift-log, swift-service-lifecycle and hummingbird come from the sync block above.
 ]
 package.targets += [
     // tetherd as a library: the TOML configuration and its checks, the ServiceGroup (store services, device
@@ -259,7 +281,7 @@ package.targets += [
     .target(
         name: "TetherDaemon",
         dependencies: [
-            "DBus", "TetherStore", "LinkProtocol",
+            "DBus", "TetherStore", "LinkProtocol", "TetherGateway", "TetherSync",
             .product(name: "TOMLKit", package: "TOMLKit"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
@@ -274,7 +296,7 @@ package.targets += [
     .testTarget(
         name: "TetherDaemonTests",
         dependencies: [
-            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "DeviceFirmware",
+            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "DeviceFirmware", "BlueZTestSupport",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]
     ),

@@ -594,7 +594,8 @@ extension SimulatedDevice {
         return DBusInterface(
             name: BlueZInterface.device,
             methods: [
-                DBusMethod("Connect") { _ in
+                // BlueZ answers Connect and Pair when the link or the agent has; other calls go on meanwhile.
+                DBusMethod("Connect", dispatch: .concurrent) { _ in
                     try await self.connect()
                     return []
                 },
@@ -602,7 +603,7 @@ extension SimulatedDevice {
                     try await self.disconnect()
                     return []
                 },
-                DBusMethod("Pair") { _ in
+                DBusMethod("Pair", dispatch: .concurrent) { _ in
                     try await self.pair()
                     return []
                 },
