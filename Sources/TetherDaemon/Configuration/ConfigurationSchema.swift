@@ -22,6 +22,9 @@ enum ConfigurationSchema {
             },
         ]),
         ("bluetooth", [
+            Key(name: "bus") { config, value in
+                bus(value) { config.bluetooth.bus = $0 }
+            },
             Key(name: "adapter") { config, value in
                 string(value) { name in
                     // BlueZ names adapters hciN (/org/bluez/hciN).
@@ -67,16 +70,7 @@ enum ConfigurationSchema {
         ]),
         ("control", [
             Key(name: "bus") { config, value in
-                string(value) { text in
-                    if text == "system" {
-                        config.control.bus = .system
-                    } else if text.contains(":") && text.contains("=") {
-                        config.control.bus = .address(text)
-                    } else {
-                        return "expected \"system\" or a D-Bus address such as \"unix:path=/run/tether/bus\", got \"\(text)\""
-                    }
-                    return nil
-                }
+                bus(value) { config.control.bus = $0 }
             },
         ]),
         ("metrics", [
@@ -159,6 +153,19 @@ enum ConfigurationSchema {
     static func string(_ value: any TOMLValueConvertible, _ body: (String) -> String?) -> String? {
         guard let text = value.string else { return "expected a string, got \(describe(value))" }
         return body(text)
+    }
+
+    static func bus(_ value: any TOMLValueConvertible, _ set: (DaemonConfiguration.Bus) -> Void) -> String? {
+        string(value) { text in
+            if text == "system" {
+                set(.system)
+            } else if text.contains(":") && text.contains("=") {
+                set(.address(text))
+            } else {
+                return "expected \"system\" or a D-Bus address such as \"unix:path=/run/tether/bus\", got \"\(text)\""
+            }
+            return nil
+        }
     }
 
     static func path(_ value: any TOMLValueConvertible, _ set: (String) -> Void) -> String? {

@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
     }
 
     public struct Bluetooth: Hashable, Sendable {
+        /// Where BlueZ (org.bluez) is: the system bus, or a private bus in tests and the demo.
+        public var bus = Bus.system
         public var adapter = "hci0"
         /// Devices connected at once (the supervisor's slot budget).
         public var maximumConnections = 5

@@ -11,13 +11,19 @@ enum ControlInterface {
         DBusInterface(
             name: name,
             methods: [
-                DBusMethod("GetStatus", outputs: [DBusArgument("status", "a{sv}")]) { _ in [try control.getStatus()] },
-                DBusMethod("ListDevices", outputs: [DBusArgument("devices", "aa{sv}")]) { _ in [try control.listDevices()] },
+                DBusMethod("GetStatus", outputs: [DBusArgument("status", "a{sv}")]) { _ in [try await control.getStatus()] },
+                DBusMethod("ListDevices", outputs: [DBusArgument("devices", "aa{sv}")]) { _ in [try await control.listDevices()] },
                 DBusMethod("GetDevice", inputs: [DBusArgument("device", "s")], outputs: [DBusArgument("device", "a{sv}")]) { call in
-                    [try control.getDevice(try string(call, 0))]
+                    [try await control.getDevice(try string(call, 0))]
                 },
-                DBusMethod("StartScan") { call in try await control.startScan(caller: call.sender) },
-                DBusMethod("StopScan") { call in try await control.stopScan(caller: call.sender) },
+                DBusMethod("StartScan") { _ in
+                    try await control.startScan()
+                    return []
+                },
+                DBusMethod("StopScan") { _ in
+                    try await control.stopScan()
+                    return []
+                },
                 DBusMethod("ListScanResults", outputs: [DBusArgument("results", "aa{sv}")]) { _ in [try await control.listScanResults()] },
                 DBusMethod(
                     "Pair", inputs: [DBusArgument("address", "s"), DBusArgument("prompt", "o")],
@@ -67,7 +73,7 @@ enum ControlInterface {
                     return []
                 },
                 DBusMethod("SyncNow") { _ in
-                    _ = try await control.syncNow()
+                    try await control.syncNow()
                     return []
                 },
             ],

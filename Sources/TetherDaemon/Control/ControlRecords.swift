@@ -1,6 +1,8 @@
 import DBus
 import Foundation
+import TetherGateway
 import TetherStore
+import TetherSync
 
 /// The `a{sv}` records of docs/control-api.md, built from store rows and the daemon's live state. A field with
 /// no value is left out of the dictionary.
@@ -13,16 +15,15 @@ enum ControlRecords {
         .array(elementSignature: "a{sv}", records)
     }
 
-    static func status(summary: StoreQueries.Summary, state: DaemonState.Snapshot, version: String) -> DBusValue {
-        let connected = state.devices.values.filter { $0.state == "connected" }.count
-        return dictionary([
+    static func status(summary: StoreQueries.Summary, gateway: GatewayStatus?, sync: SyncStatus?, startedAt: Int64, adapter: String, version: String) -> DBusValue {
+        dictionary([
             "version": .string(version),
-            "started_at": .int64(state.startedAt),
-            "bluez_available": .bool(state.bluezAvailable),
-            "adapter": .string(state.adapter),
-            "scanning": .bool(state.scanning),
-            "devices_known": .uint32(UInt32(clamping: summary.devicesKnown)),
-            "devices_connected": .uint32(UInt32(clamping: connected)),
+            "started_at": .int64(startedAt),
+            "bluez_available": .bool(gateway?.bluezAvailable ?? false),
+            "adapter": .string(adapter),
+            "scanning": .bool(gateway?.scanning ?? false),
+            "devices_known": .uint32(UInt32(clamping: max(summary.devicesKnown, gateway?.devicesKnown ?? 0))),
+            "devices_connected": .uint32(UInt32(clamping: gateway?.devicesConnected ?? 0)),
             "outbox_pending": .uint32(UInt32(clamping: summary.outbox.pending)),
             "outbox_in_flight": .uint32(UInt32(clamping: summary.outbox.inProgress)),
             "outbox_failed": .uint32(UInt32(clamping: summary.outbox.failed)),
@@ -30,36 +31,40 @@ enum ControlRecords {
             "outbox_dead": .uint32(UInt32(clamping: summary.outbox.deadLetter)),
             "outbox_oldest_pending_age": summary.oldestPendingAgeNanoseconds.map { .int64($0) },
             "conflicts": .uint32(UInt32(clamping: summary.conflicts)),
-            "last_sync_at": state.sync.finishedAt.map { .int64($0) },
-            "last_sync_result": .string(state.sync.result),
-            "last_sync_error": state.sync.error.map { .string($0) },
-            "sync_clock_skew": state.sync.clockSkewNanoseconds.map { .int64($0) },
+            "last_sync_at": sync?.lastResult.map { .int64(nanoseconds($0.finishedAt)) },
+            "last_sync_result": .string(sync?.lastResult.map { $0.succeeded ? "ok" : "failed" } ?? "never"),
+            "last_sync_error": sync?.lastResult?.failure.map { .string($0.description) },
+            "sync_clock_skew": sync?.clockSkew.map { .int64($0.offset.nanoseconds) },
             "database_bytes": .int64(summary.databaseBytes),
             "storage": .string(summary.storageState),
             "events_stored": .uint64(UInt64(clamping: summary.eventsStored)),
         ])
     }
 
-    static func device(record: DeviceRecord?, live: DaemonState.LiveDevice?, eventsStored: Int?) -> DBusValue {
-        let address = record?.address ?? live?.address
+    static func nanoseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1e9).rounded()) }
+
+    /// A device as the gateway sees it, completed from the store's row (pairing state, last seen, firmware) when
+    /// the gateway does not know it (a device that is not adopted).
+    static func device(gateway: GatewayDevice?, record: DeviceRecord?, eventsStored: Int?) -> DBusValue {
+        let address = gateway?.address ?? record?.address
         return dictionary([
-            "serial": (record?.serial ?? live?.serial).map { .string($0) },
+            "serial": (gateway?.serial ?? record?.serial).map { .string($0) },
             "address": address.map { .string($0) },
-            "name": live?.name.map { .string($0) },
-            "paired": .bool(record?.pairingState == .paired),
+            "name": gateway?.name.map { .string($0) },
+            "paired": .bool(gateway?.paired ?? (record?.pairingState == .paired)),
             "pairing_state": record.map { .string($0.pairingState.rawValue) },
-            "state": .string(live?.state ?? "idle"),
-            "attempts": .uint32(live?.attempts ?? 0),
-            "last_error": live?.lastError.map { .string($0) },
-            "last_seen_at": record.map { .int64($0.lastSeenAt) },
-            "rssi": live?.rssi.map { .int16($0) },
-            "firmware": record?.firmwareVersion.map { .string($0) },
-            "battery_percent": live?.batteryPercent.map { .byte($0) },
-            "events_stored": eventsStored.map { .uint64(UInt64(clamping: $0)) },
-            "frames_received": .uint64(live?.framesReceived ?? 0),
-            "frames_sent": .uint64(live?.framesSent ?? 0),
-            "notify_method": live?.notifyMethod.map { .string($0) },
-            "mtu": live?.mtu.map { .uint16($0) },
+            "state": .string(gateway?.state.rawValue ?? "idle"),
+            "attempts": .uint32(UInt32(clamping: gateway?.attempts ?? 0)),
+            "last_error": gateway?.lastError.map { .string($0) },
+            "last_seen_at": (gateway?.lastSeenAt?.nanoseconds ?? record?.lastSeenAt).map { .int64($0) },
+            "rssi": gateway?.rssi.map { .int16($0) },
+            "firmware": (gateway?.firmware ?? record?.firmwareVersion).map { .string($0) },
+            "battery_percent": gateway?.batteryPercent.map { .byte($0) },
+            "events_stored": (eventsStored.map { UInt64(clamping: $0) } ?? gateway?.eventsStored).map { .uint64($0) },
+            "frames_received": .uint64(gateway?.framesReceived ?? 0),
+            "frames_sent": .uint64(gateway?.framesSent ?? 0),
+            "notify_method": gateway?.notifyMethod.map { .string($0.rawValue) },
+            "mtu": gateway?.mtu.map { .uint16(UInt16(clamping: $0)) },
         ])
     }
 
@@ -70,7 +75,19 @@ enum ControlRecords {
             "rssi": result.rssi.map { .int16($0) },
             "known": .bool(result.known),
             "paired": .bool(result.paired),
-            "last_seen_at": .int64(result.lastSeenAt),
+            "last_seen_at": .int64(result.lastSeenAt.nanoseconds),
+        ])
+    }
+
+    static func syncFinished(_ finished: SyncFinished) -> DBusValue {
+        let report = finished.report
+        return dictionary([
+            "result": .string(report.succeeded ? "ok" : "failed"),
+            "pushed": .uint32(UInt32(clamping: report.push.commandsSent)),
+            "pulled": .uint32(UInt32(clamping: report.pull.changes)),
+            "dead": .uint32(UInt32(clamping: finished.status.outbox?.deadLetter ?? 0)),
+            "conflicts": .uint32(UInt32(clamping: report.push.conflicts)),
+            "error": report.failure.map { .string($0.description) },
         ])
     }
 

@@ -10,17 +10,20 @@ final class ControlService: Service, Sendable {
     let health: HealthState
     let logger: Logger
     let onReady: @Sendable (DBusConnection, ControlSignals) async -> Void
+    let onStop: @Sendable () -> Void
 
     init(
         bus: DBusBusAddress, health: HealthState, logger: Logger,
         makeControl: @escaping @Sendable (DBusConnection) -> GatewayControl,
-        onReady: @escaping @Sendable (DBusConnection, ControlSignals) async -> Void
+        onReady: @escaping @Sendable (DBusConnection, ControlSignals) async -> Void,
+        onStop: @escaping @Sendable () -> Void
     ) {
         self.bus = bus
         self.health = health
         self.logger = logger
         self.makeControl = makeControl
         self.onReady = onReady
+        self.onStop = onStop
     }
 
     func run() async throws {
@@ -39,7 +42,8 @@ final class ControlService: Service, Sendable {
             // Until shutdown, or until the bus goes away (which the daemon cannot serve without).
             await withTaskCancellationOrGracefulShutdownHandler {
                 await connection.waitUntilDisconnected()
-            } onCancelOrGracefulShutdown: {
+            } onCancelOrGracefulShutdown: { [onStop] in
+                onStop()
                 Task { _ = try? await connection.releaseName(ControlInterface.busName); await connection.close() }
             }
             health.setControl(ok: false, reason: "control API stopped")

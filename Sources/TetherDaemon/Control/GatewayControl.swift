@@ -2,7 +2,9 @@ import DBus
 import Foundation
 import LinkProtocol
 import Logging
+import TetherGateway
 import TetherStore
+import TetherSync
 
 /// The io.tether.Gateway1 methods (docs/control-api.md), each a function from arguments to reply values or a
 /// `DBusError` from `ControlError`. Access control is the bus policy's job, not this type's.
@@ -11,92 +13,113 @@ public final class GatewayControl: Sendable {
 
     let store: StoreQueries
     let state: DaemonState
-    let devices: (any DeviceControl)?
-    let sync: (any SyncControl)?
+    let gateway: Gateway?
+    let sync: SyncService<ContinuousClock>?
     let logger: Logger
 
-    public init(store: StoreQueries, state: DaemonState, devices: (any DeviceControl)?, sync: (any SyncControl)?, logger: Logger) {
+    public init(store: StoreQueries, state: DaemonState, gateway: Gateway?, sync: SyncService<ContinuousClock>?, logger: Logger) {
         self.store = store
         self.state = state
-        self.devices = devices
+        self.gateway = gateway
         self.sync = sync
         self.logger = logger
     }
 
     // MARK: Status and devices
 
-    func getStatus() throws(DBusError) -> DBusValue {
+    func getStatus() async throws -> DBusValue {
         let summary = try storeCall { () throws(StoreError) in try store.summary() }
-        return ControlRecords.status(summary: summary, state: state.snapshot, version: Self.version)
+        let gatewayStatus = await gateway?.status()
+        let snapshot = state.snapshot
+        return ControlRecords.status(
+            summary: summary, gateway: gatewayStatus, sync: sync?.status, startedAt: snapshot.startedAt,
+            adapter: configuredAdapter, version: Self.version)
     }
 
-    func listDevices() throws(DBusError) -> DBusValue {
+    var configuredAdapter: String { state.snapshot.adapter }
+
+    func listDevices() async throws -> DBusValue {
         let records = try storeCall { () throws(StoreError) in try store.registry.devices() }
-        let live = state.snapshot.devices
-        var seenAddresses = Set<String>()
+        let live = await gateway?.devices() ?? []
         var result: [DBusValue] = []
-        for record in records {
-            let liveDevice = record.address.flatMap { live[$0] } ?? live.values.first { $0.serial == record.serial }
-            if let address = liveDevice?.address { seenAddresses.insert(address) }
-            let events = try storeCall { () throws(StoreError) in try store.consumption.eventCount(serial: record.serial) }
-            result.append(ControlRecords.device(record: record, live: liveDevice, eventsStored: events))
+        var listedSerials = Set<String>()
+        for device in live {
+            let record = records.first { $0.address == device.address || (device.serial != nil && $0.serial == device.serial) }
+            if let serial = record?.serial ?? device.serial { listedSerials.insert(serial) }
+            result.append(ControlRecords.device(gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial)))
         }
-        // Devices on a link that have not said who they are yet (no DEVICE_INFO stored).
-        for device in live.values.sorted(by: { $0.address < $1.address }) where !seenAddresses.contains(device.address) {
-            result.append(ControlRecords.device(record: nil, live: device, eventsStored: nil))
+        // Devices the store knows that the gateway does not supervise (never adopted, forgotten, or no BlueZ).
+        for record in records where !listedSerials.contains(record.serial) {
+            result.append(ControlRecords.device(gateway: nil, record: record, eventsStored: try eventsStored(record.serial)))
         }
         return ControlRecords.list(result)
     }
 
-    func getDevice(_ identifier: String) throws(DBusError) -> DBusValue {
-        let live = state.snapshot.devices
-        guard let record = try storeCall({ () throws(StoreError) in try store.device(serialOrAddress: identifier) }) else {
-            if let device = live[identifier.uppercased()] {
-                return ControlRecords.device(record: nil, live: device, eventsStored: nil)
-            }
-            throw ControlError.unknownDevice(identifier)
-        }
-        let liveDevice = record.address.flatMap { live[$0] } ?? live.values.first { $0.serial == record.serial }
-        let events = try storeCall { () throws(StoreError) in try store.consumption.eventCount(serial: record.serial) }
-        return ControlRecords.device(record: record, live: liveDevice, eventsStored: events)
+    func getDevice(_ identifier: String) async throws -> DBusValue {
+        let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: identifier) }
+        var live = await gateway?.device(identifier)
+        if live == nil, let address = record?.address { live = await gateway?.device(address) }
+        guard live != nil || record != nil else { throw ControlError.unknownDevice(identifier) }
+        return ControlRecords.device(gateway: live, record: record, eventsStored: try eventsStored(record?.serial ?? live?.serial))
+    }
+
+    private func eventsStored(_ serial: String?) throws(DBusError) -> Int? {
+        guard let serial else { return nil }
+        return try storeCall { () throws(StoreError) in try store.consumption.eventCount(serial: serial) }
     }
 
     // MARK: Scanning, pairing, forgetting (need BlueZ)
 
-    private func requireDevices() throws(DBusError) -> any DeviceControl {
-        guard let devices else {
+    private func requireGateway() throws(DBusError) -> Gateway {
+        guard let gateway else {
             throw ControlError.unavailable("tetherd runs without its Bluetooth session; check `journalctl -u tetherd` and that bluetoothd is running")
         }
-        return devices
+        return gateway
     }
 
-    func startScan(caller: String) async throws -> [DBusValue] {
-        try await requireDevices().startScan(owner: caller)
-        return []
+    func startScan() async throws {
+        try await gatewayCall { try await requireGateway().startScan() }
     }
 
-    func stopScan(caller: String) async throws -> [DBusValue] {
-        try await requireDevices().stopScan(owner: caller)
-        return []
+    func stopScan() async throws {
+        try await gatewayCall { try await requireGateway().stopScan() }
     }
 
     func listScanResults() async throws -> DBusValue {
-        let results = await (try requireDevices()).scanResults()
+        let results = await (try requireGateway()).scanResults()
         return ControlRecords.list(results.map(ControlRecords.scanResult))
     }
 
     func pair(address: String, prompt: PairingPromptClient) async throws -> DBusValue {
         let normalized = try Self.address(address)
-        try await requireDevices().pair(address: normalized, prompt: prompt)
-        return try getDevice(normalized)
+        let gateway = try requireGateway()
+        let forwarder = PairingPromptForwarder(prompt: prompt)
+        do {
+            let device = try await gateway.pair(address: normalized, delegate: forwarder)
+            logger.notice("device paired", metadata: ["address": "\(normalized)"])
+            let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: normalized) }
+            return ControlRecords.device(gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial))
+        } catch {
+            // The caller not answering is the reason, whatever BlueZ made of the rejected request.
+            if let promptFailure = forwarder.promptFailure { throw promptFailure }
+            throw Self.map(error)
+        }
     }
 
     func forget(_ identifier: String) async throws {
-        guard let record = try storeCall({ () throws(StoreError) in try store.device(serialOrAddress: identifier) }) else {
-            throw ControlError.unknownDevice(identifier)
+        let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: identifier) }
+        if let gateway, await gateway.device(identifier) != nil || record?.address != nil {
+            do {
+                try await gateway.forget(record?.address ?? identifier)
+            } catch GatewayError.unknownDevice {
+                // Not supervised by the gateway: the store's part below is all there is.
+            } catch {
+                throw Self.map(error)
+            }
         }
-        if let address = record.address, let devices {
-            try await devices.forget(address: address)
+        guard let record else {
+            if gateway != nil { return }
+            throw ControlError.unknownDevice(identifier)
         }
         var random = SystemRandomNumberGenerator()
         try storeCall { () throws(StoreError) in
@@ -104,6 +127,16 @@ public final class GatewayControl: Sendable {
         }
         sync?.localWrite()
         logger.notice("device forgotten", metadata: ["serial": "\(record.serial)"])
+    }
+
+    private func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw Self.map(error) }
+    }
+
+    /// The gateway's errors are one case per control-API error (TetherGateway's GatewayError).
+    static func map(_ error: any Error) -> any Error {
+        guard let error = error as? GatewayError else { return error }
+        return DBusError(name: ControlError.prefix + error.name, message: error.description)
     }
 
     // MARK: Settings
@@ -129,7 +162,7 @@ public final class GatewayControl: Sendable {
         logger.notice("desired settings changed by a technician", metadata: [
             "serial": "\(serial)", "settings": "\(requested.keys.sorted().joined(separator: ","))",
         ])
-        if let config = change.configToApply { await devices?.desiredSettingsChanged(serial: serial, config: config) }
+        if change.configToApply != nil { try? await gateway?.desiredSettingsChanged(serial: serial) }
         sync?.localWrite()
         return ControlRecords.settings(serial: serial, record: change.record)
     }
@@ -209,17 +242,20 @@ public final class GatewayControl: Sendable {
         let change = try storeCall { () throws(StoreError) in
             try store.settings.resolveConflict(serial: serial, key: key, keep: choice, by: .technician, at: store.now, using: &random)
         }
-        if let config = change.configToApply { await devices?.desiredSettingsChanged(serial: serial, config: config) }
+        if change.configToApply != nil { try? await gateway?.desiredSettingsChanged(serial: serial) }
         sync?.localWrite()
     }
 
     // MARK: Sync
 
-    func syncNow() async throws -> SyncRunSummary {
+    func syncNow() async throws {
         guard let sync else {
             throw ControlError.unavailable("Sync is not configured: set [sync] server_url in /etc/tether/tether.toml")
         }
-        return await sync.syncNow()
+        let report = await sync.syncNow()
+        if let failure = report.failure {
+            throw ControlError.unavailable("The sync failed: \(failure.description); the outbox keeps everything for the next try")
+        }
     }
 
     // MARK: Helpers

@@ -4,7 +4,9 @@ import LinkProtocol
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import TetherGateway
 import TetherStore
+import TetherSync
 
 /// tetherd: one `ServiceGroup` over the store services, the device sessions, sync, the control API and the
 /// metrics endpoint, with systemd's notify protocol around it.
@@ -22,8 +24,6 @@ public struct TetherDaemon: Sendable {
         /// Hears the daemon ready (control API on the bus).
         public var onReady: @Sendable () -> Void = {}
         public var logHandler: (@Sendable (String, Logger.Level) -> any LogHandler)?
-        /// Adds services that need the store and the daemon's state (the device sessions, sync), in start order.
-        public var extensions: [any DaemonExtension] = []
         public init() {}
     }
 
@@ -71,8 +71,7 @@ public struct TetherDaemon: Sendable {
         let state = DaemonState(startedAt: WallClock.now().nanoseconds, adapter: configuration.bluetooth.adapter)
         let metrics = DaemonMetrics()
         let health = HealthState()
-        let context = DaemonContext(
-            configuration: configuration, store: store, state: state, metrics: metrics, makeLogger: makeLogger)
+        let hub = SignalHub()
 
         var services: [any Service] = [
             CheckpointService(database: database, interval: configuration.storage.checkpointInterval, logger: storeLogger),
@@ -81,37 +80,53 @@ public struct TetherDaemon: Sendable {
                 interval: configuration.storage.retentionInterval, clock: WallClock.now, logger: storeLogger),
             StoreSampler(store: store, metrics: metrics, health: health, interval: .seconds(5), logger: storeLogger),
         ]
-        var deviceControl: (any DeviceControl)?
-        var syncControl: (any SyncControl)?
-        var signalSinks: [@Sendable (ControlSignals) -> Void] = []
-        for daemonExtension in options.extensions {
-            let parts = try await daemonExtension.makeParts(context)
-            services += parts.services
-            deviceControl = parts.deviceControl ?? deviceControl
-            syncControl = parts.syncControl ?? syncControl
-            if let sink = parts.onControlSignals { signalSinks.append(sink) }
-        }
 
-        let bus: DBusBusAddress = switch configuration.control.bus {
-        case .system: .system
-        case .address(let address): .address(address)
+        // The device sessions: BlueZ on the configured bus, events through the daemon's one group committer.
+        let bluezConnection: DBusConnection
+        do {
+            bluezConnection = try await DBusConnection.connect(to: Self.busAddress(configuration.bluetooth.bus))
+        } catch {
+            throw DaemonError("cannot connect to the bus BlueZ is on (\(configuration.bluetooth.bus)): \(error)")
         }
+        let gateway = Gateway(
+            connection: bluezConnection, storage: GatewayStorage(database: database, committer: committer),
+            configuration: gatewayConfiguration(ackLatency: AckLatencyRecorder(metrics: metrics)))
+        services.append(GatewayService(gateway: gateway, connection: bluezConnection))
+
+        // Sync, when a backend is configured.
+        var sync: SyncService<ContinuousClock>?
+        if let serverURL = configuration.sync.serverURL {
+            if let problem = SecretFileCheck.problem(at: configuration.sync.tokenFile) {
+                throw DaemonError("sync.token_file: \(problem)")
+            }
+            do {
+                var syncConfiguration = SyncConfiguration(
+                    baseURL: serverURL.absoluteString, token: try BearerToken(contentsOfFile: configuration.sync.tokenFile))
+                syncConfiguration.caCertificatePath = configuration.sync.caFile
+                syncConfiguration.interval = configuration.sync.interval
+                let syncLogger = makeLogger("tetherd.sync")
+                let engine = try SyncEngine(database: database, configuration: syncConfiguration, logger: syncLogger)
+                sync = SyncService(engine: engine, logger: syncLogger)
+            } catch {
+                throw DaemonError("cannot set up sync with \(serverURL.host ?? serverURL.absoluteString): \(error)")
+            }
+        }
+        if let sync { services.append(sync) }
+        services.append(GatewayObserver(gateway: gateway, sync: sync, hub: hub, metrics: metrics, logger: makeLogger("tetherd.gateway")))
+
         let controlLogger = makeLogger("tetherd.control")
         let onReady = options.onReady
-        let finalDeviceControl = deviceControl
-        let finalSyncControl = syncControl
-        let sinks = signalSinks
+        let control = GatewayControl(store: store, state: state, gateway: gateway, sync: sync, logger: controlLogger)
         services.append(ControlService(
-            bus: bus, health: health, logger: controlLogger,
-            makeControl: { _ in
-                GatewayControl(store: store, state: state, devices: finalDeviceControl, sync: finalSyncControl, logger: controlLogger)
-            },
+            bus: Self.busAddress(configuration.control.bus), health: health, logger: controlLogger,
+            makeControl: { _ in control },
             onReady: { _, signals in
-                for sink in sinks { sink(signals) }
+                hub.attach(signals)
                 do { try notifier.ready(status: "running") } catch { logger.warning("cannot tell systemd we are ready: \(error)") }
                 logger.notice("tetherd ready", metadata: ["version": "\(GatewayControl.version)"])
                 onReady()
-            }))
+            },
+            onStop: { hub.attach(nil) }))
         if configuration.metrics.enabled {
             services.append(MetricsEndpoint(
                 address: configuration.metrics.listen, metrics: metrics, health: health, logger: makeLogger("tetherd.metrics"),
@@ -135,33 +150,28 @@ public struct TetherDaemon: Sendable {
     }
 }
 
-/// What the daemon hands to the parts added through `DaemonExtension`.
-public struct DaemonContext: Sendable {
-    public let configuration: DaemonConfiguration
-    public let store: StoreQueries
-    public let state: DaemonState
-    public let metrics: DaemonMetrics
-    public let makeLogger: @Sendable (String) -> Logger
-}
-
-/// The services a daemon part adds and the control API hooks it serves.
-public struct DaemonParts: Sendable {
-    public var services: [any Service]
-    public var deviceControl: (any DeviceControl)?
-    public var syncControl: (any SyncControl)?
-    /// Receives the signal emitter once the control API is on the bus.
-    public var onControlSignals: (@Sendable (ControlSignals) -> Void)?
-
-    public init(services: [any Service], deviceControl: (any DeviceControl)? = nil, syncControl: (any SyncControl)? = nil,
-                onControlSignals: (@Sendable (ControlSignals) -> Void)? = nil) {
-        self.services = services
-        self.deviceControl = deviceControl
-        self.syncControl = syncControl
-        self.onControlSignals = onControlSignals
+extension TetherDaemon {
+    static func busAddress(_ bus: DaemonConfiguration.Bus) -> DBusBusAddress {
+        switch bus {
+        case .system: .system
+        case .address(let address): .address(address)
+        }
     }
-}
 
-/// A part of the daemon built from its context: the device sessions (TetherGateway) and sync (TetherSync).
-public protocol DaemonExtension: Sendable {
-    func makeParts(_ context: DaemonContext) async throws -> DaemonParts
+    /// The gateway's tunables from `[bluetooth]`.
+    func gatewayConfiguration(ackLatency: AckLatencyRecorder) -> GatewayConfiguration {
+        var gateway = GatewayConfiguration()
+        gateway.adapter = DBusObjectPath("/org/bluez/\(configuration.bluetooth.adapter)")
+        gateway.supervisor.slotBudget = configuration.bluetooth.maximumConnections
+        gateway.supervisor.backoffBase = configuration.bluetooth.backoffInitial
+        gateway.supervisor.backoffCap = configuration.bluetooth.backoffMaximum
+        switch configuration.bluetooth.notifyMethod {
+        // "acquire-notify" still falls back per device when BlueZ refuses AcquireNotify: TetherGateway has no
+        // AcquireNotify-only mode, and refusing to receive would lose the device.
+        case .auto, .acquireNotify: gateway.notifyPreference = .acquireFirst
+        case .startNotify: gateway.notifyPreference = .startNotifyOnly
+        }
+        gateway.trace = { ackLatency.record($0) }
+        return gateway
+    }
 }
