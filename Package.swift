@@ -296,7 +296,7 @@ package.targets += [
     .testTarget(
         name: "TetherDaemonTests",
         dependencies: [
-            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "DeviceFirmware", "BlueZTestSupport",
+            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "TetherSyncTesting", "TetherServer",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]
     ),
