@@ -240,6 +240,7 @@ let package = Package(
 // ---- gateway branch (issue 4): the BlueZ gateway service, its shared simulator harness, tests and benchmark ----
 package.products += [
     .library(name: "TetherGateway", targets: ["TetherGateway"]),
+    .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
 ]
 package.targets += [
     // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), DeviceSession (notifications →
@@ -259,6 +260,11 @@ package.targets += [
             "ConnectionSupervisor",
         ]
     ),
+    // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process):
+    // Tether over StartNotify and AcquireNotify vs bleak, same stream, same run. Run in release
+    // (scripts/gateway-bench.sh).
+    .target(name: "GatewayBenchmark", dependencies: ["TetherGateway", "BlueZ", "DBus", "LinkProtocol"]),
+    .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
 ]
 
 // MARK: - tetherd (issue 6, daemon half)
