@@ -193,6 +193,7 @@ let package = Package(
             name: "TetherServerTests",
             dependencies: [
                 "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
