@@ -159,6 +159,24 @@ import TetherStore
         }
     }
 
+    @Test func forgetReleasesADevice() async throws {
+        try await DaemonTestBed.with([.justWorks]) { bed in
+            try await bed.startDaemon()
+            _ = try await bed.pair(DaemonTestBed.justWorks)
+            try await bed.waitUntilConnected(["TS00000001"])
+            _ = try await bed.client.call("Forget", [.string("TS00000001")])
+            let device = try await bed.client.record("GetDevice", [.string("TS00000001")])
+            #expect(device["pairing_state"]?.stringValue == "unpaired")
+            #expect(device["paired"]?.boolValue == false)
+            try await waitUntil("the device to be disconnected and unbonded") {
+                let statistics = try await bed.statistics(DaemonTestBed.justWorks)
+                return statistics["connected"]?.boolValue == false && statistics["paired"]?.boolValue == false
+            }
+            await expectError("UnknownDevice") { _ = try await bed.client.call("Forget", [.string("TS99999999")]) }
+            try await bed.stopDaemon()
+        }
+    }
+
     @Test func aCallerWithoutAPromptGetsPromptCanceled() async throws {
         try await DaemonTestBed.with([.passkey]) { bed in
             try await bed.startDaemon()

@@ -108,25 +108,28 @@ public final class GatewayControl: Sendable {
 
     func forget(_ identifier: String) async throws {
         let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: identifier) }
-        if let gateway, await gateway.device(identifier) != nil || record?.address != nil {
+        var forgotten = false
+        if let gateway {
             do {
+                // The gateway disconnects it, removes it from BlueZ and marks it unpaired in the registry.
                 try await gateway.forget(record?.address ?? identifier)
+                forgotten = true
             } catch GatewayError.unknownDevice {
-                // Not supervised by the gateway: the store's part below is all there is.
+                // Not supervised by the gateway (never adopted, or no address yet): the store's part is all there is.
             } catch {
                 throw Self.map(error)
             }
         }
-        guard let record else {
-            if gateway != nil { return }
-            throw ControlError.unknownDevice(identifier)
+        if let record {
+            var random = SystemRandomNumberGenerator()
+            try storeCall { () throws(StoreError) in
+                try store.registry.setPairingState(.unpaired, serial: record.serial, at: store.now, using: &random)
+            }
+            forgotten = true
         }
-        var random = SystemRandomNumberGenerator()
-        try storeCall { () throws(StoreError) in
-            try store.registry.setPairingState(.unpaired, serial: record.serial, at: store.now, using: &random)
-        }
+        guard forgotten else { throw ControlError.unknownDevice(identifier) }
         sync?.localWrite()
-        logger.notice("device forgotten", metadata: ["serial": "\(record.serial)"])
+        logger.notice("device forgotten", metadata: ["device": "\(record?.serial ?? identifier)"])
     }
 
     private func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {

@@ -102,6 +102,15 @@ final class DaemonTestBed: @unchecked Sendable {
         return Int(reply.first?.uint32Value ?? 0)
     }
 
+    /// tether-sim's view of a device (io.tether.Simulator1.GetStatistics): connected, paired, ….
+    func statistics(_ address: String) async throws -> [String: DBusValue] {
+        let path = DBusObjectPath("/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_"))
+        let reply = try await connection.call(
+            destination: "org.bluez", path: "/io/tether/simulator", interface: "io.tether.Simulator1", member: "GetStatistics",
+            arguments: [.objectPath(path)], timeout: .seconds(10))
+        return try #require(reply.first?.variantDictionaryValue)
+    }
+
     func shutdown() async {
         daemon?.kill()
         daemon = nil
