@@ -159,6 +159,90 @@ import TetherStore
         }
     }
 
+    @Test func conflictsAreListedAndResolved() async throws {
+        try await DaemonTestBed.with([.justWorks]) { bed in
+            // The store's own conflict: synced at sensitivity 5, then the backend wants 9 while a user set 2 on
+            // the device (docs/store.md, the merge table), written through the real services.
+            do {
+                let database = try GatewayDatabase(path: bed.databasePath)
+                let consumption = ConsumptionService(database: database)
+                let settings = DeviceSettingsService(database: database)
+                var random = SystemRandomNumberGenerator()
+                let synced = DeviceConfig(version: 4, settings: DeviceSettings(sensitivity: 5, ledBrightness: 60))
+                _ = try consumption.apply(PersistBatch(id: 1, items: [.reportedConfig(serial: "TS-C", synced)]), at: WallClock.now(), using: &random)
+                _ = try settings.changeDesired(serial: "TS-C", to: DeviceSettings(sensitivity: 9), by: .backend, at: WallClock.now(), using: &random)
+                let local = DeviceConfig(version: 4, settings: DeviceSettings(sensitivity: 2, ledBrightness: 60))
+                _ = try consumption.apply(PersistBatch(id: 2, items: [.reportedConfig(serial: "TS-C", local)]), at: WallClock.now(), using: &random)
+            }
+            try await bed.startDaemon()
+            #expect(try await bed.client.status()["conflicts"]?.uint32Value == 1)
+            let conflicts = try await bed.client.records("ListConflicts")
+            #expect(conflicts.count == 1)
+            let conflict = try #require(conflicts.first)
+            #expect(conflict["serial"]?.stringValue == "TS-C")
+            #expect(conflict["key"]?.byteValue == 1)
+            #expect(conflict["name"]?.stringValue == "sensitivity")
+            #expect(conflict["mine"]?.uint32Value == 9)
+            #expect(conflict["theirs"]?.uint32Value == 2)
+            #expect(conflict["base"]?.uint32Value == 5)
+
+            await expectError("InvalidArgument") {
+                _ = try await bed.client.call("ResolveConflict", [.string("TS-C"), .byte(1), .string("ours")])
+            }
+            _ = try await bed.client.call("ResolveConflict", [.string("TS-C"), .byte(1), .string("mine")])
+            #expect(try await bed.client.records("ListConflicts").isEmpty)
+            let settings = try await bed.client.record("GetSettings", [.string("TS-C")])
+            #expect(settings["desired.sensitivity"]?.uint32Value == 9)
+            await expectError("InvalidArgument") {
+                _ = try await bed.client.call("ResolveConflict", [.string("TS-C"), .byte(1), .string("theirs")])
+            }
+            await expectError("UnknownDevice") {
+                _ = try await bed.client.call("ResolveConflict", [.string("TS-NONE"), .byte(1), .string("mine")])
+            }
+            try await bed.stopDaemon()
+        }
+    }
+
+    @Test func scanningReportsResultsAndSignals() async throws {
+        try await DaemonTestBed.with([.justWorks, .passkey]) { bed in
+            try await bed.startDaemon()
+            let scanSignals = try await bed.connection.signals(matching: DBusMatchRule(
+                interface: "io.tether.Gateway1", member: "ScanResult", path: "/io/tether/Gateway"))
+            let deviceSignals = try await bed.connection.signals(matching: DBusMatchRule(
+                interface: "io.tether.Gateway1", member: "DeviceChanged", path: "/io/tether/Gateway"))
+            try await waitUntil("BlueZ seen by the gateway") {
+                try await bed.client.status()["bluez_available"]?.boolValue == true
+            }
+            _ = try await bed.client.call("StartScan")
+            #expect(try await bed.client.status()["scanning"]?.boolValue == true)
+            let first = try await within(.seconds(60), "a ScanResult signal") { await scanSignals.first { _ in true } }
+            let seen = try #require(first?.arguments.first?.variantDictionaryValue)
+            #expect(seen["address"]?.stringValue?.hasPrefix("C0:54:45:00:00:") == true)
+            try await waitUntil("both devices in the scan results") {
+                let results = try await bed.client.records("ListScanResults")
+                return Set(results.compactMap { $0["address"]?.stringValue }) == ["C0:54:45:00:00:01", "C0:54:45:00:00:02"]
+            }
+            let results = try await bed.client.records("ListScanResults")
+            #expect(results.allSatisfy { $0["known"]?.boolValue == false && $0["name"]?.stringValue?.hasPrefix("Tether-") == true })
+            _ = try await bed.client.call("StopScan")
+            #expect(try await bed.client.status()["scanning"]?.boolValue == false)
+
+            // Pairing makes the device change state; DeviceChanged carries the device record.
+            _ = try await bed.pair(DaemonTestBed.justWorks)
+            let states = try await within(.seconds(60), "DeviceChanged up to connected") {
+                var states: [String] = []
+                for await signal in deviceSignals {
+                    let device = signal.arguments.first?.variantDictionaryValue ?? [:]
+                    states.append("\(device["address"]?.stringValue ?? "?") \(device["state"]?.stringValue ?? "?")")
+                    if device["state"]?.stringValue == "connected" { break }
+                }
+                return states
+            }
+            #expect(states.last == "\(DaemonTestBed.justWorks) connected", "\(states)")
+            try await bed.stopDaemon()
+        }
+    }
+
     @Test func forgetReleasesADevice() async throws {
         try await DaemonTestBed.with([.justWorks]) { bed in
             try await bed.startDaemon()

@@ -46,8 +46,8 @@ import Glibc
                     try await bed.client.status()["outbox_pending"]?.uint32Value == 0
                 }
 
-                var iterator = finished.makeAsyncIterator()
-                let signal = try #require(await iterator.next())
+                let next = try await within(.seconds(60), "a SyncFinished signal") { await finished.first { _ in true } }
+                let signal = try #require(next)
                 let summary = try #require(signal.arguments.first?.variantDictionaryValue)
                 #expect(summary["result"]?.stringValue == "ok" || summary["result"]?.stringValue == "failed")
                 #expect(summary["pushed"]?.uint32Value != nil)

@@ -136,3 +136,17 @@ struct TemporaryDirectory {
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// Runs `body` with a bound: a signal that never comes fails the test instead of hanging it.
+func within<T: Sendable>(_ timeout: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw DaemonTestError("timed out waiting for \(what)") }
+        return value
+    }
+}
