@@ -60,6 +60,10 @@ import TetherStore
             await streamers.value
             #expect(status == 0, "tetherd log:\n\(daemon.logText)")
             #expect(daemon.logText.contains("stopped"))
+            // The devices were disconnected on the way out (BlueZ keeps links of a client that just vanishes).
+            for address in Self.addresses {
+                #expect(try await bed.statistics(address)["connected"]?.boolValue == false, "\(address) still connected")
+            }
 
             // Every event a device released (it heard the ACK) is in the database, exactly once.
             let stored = try Self.storedEvents(bed.databasePath)
