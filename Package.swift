@@ -272,3 +272,44 @@ package.targets += [
 for target in package.targets where ["BlueZTests", "BlueZSimulatorTests"].contains(target.name) {
     target.dependencies.append("BlueZTestSupport")
 }
+
+// MARK: - tetherd (issue 6, daemon half)
+// Kept as one appended block so merges with the other branches' Package.swift changes stay mechanical.
+
+package.products += [
+    .library(name: "TetherDaemon", targets: ["TetherDaemon"]),
+    .executable(name: "tetherd", targets: ["TetherDaemonCommand"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    // swift-log, swift-service-lifecycle and hummingbird come from the sync block above.
+]
+package.targets += [
+    // tetherd as a library: the TOML configuration and its checks, the ServiceGroup (store services, device
+    // sessions, sync, control API, metrics), systemd's notify protocol, logging, and the io.tether.Gateway1
+    // control API on D-Bus (docs/control-api.md).
+    .target(
+        name: "TetherDaemon",
+        dependencies: [
+            "DBus", "TetherStore", "LinkProtocol", "TetherGateway", "TetherSync",
+            .product(name: "TOMLKit", package: "TOMLKit"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]
+    ),
+    .executableTarget(name: "TetherDaemonCommand", dependencies: ["TetherDaemon"]),
+    .testTarget(
+        name: "TetherDaemonTests",
+        dependencies: [
+            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "TetherSyncTesting", "TetherServer",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]
+    ),
+]

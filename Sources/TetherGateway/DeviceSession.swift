@@ -253,6 +253,7 @@ final class DeviceSession: Sendable {
                 state.inFlight.insert(batch.id)
                 counters.withLock { $0.batchesInFlight = state.inFlight.count }
                 let inputs = inputs
+                trace(.submitted(address: address, batch: batch.id))
                 storage.committer.submit(batch) { result in inputs.yield(.persisted(batch, result)) }
             case .armTimer(let timer, let at):
                 state.timers[timer]?.task.cancel()

@@ -6,6 +6,8 @@ import TetherStore
 public enum GatewayTrace: Hashable, Sendable {
     /// One ATT notification received from TX (only for links the session is listening to).
     case received(address: String, [UInt8])
+    /// A batch went to the group committer (tetherd times the ACK latency from here to `committed`).
+    case submitted(address: String, batch: PersistBatch.ID)
     /// One ATT value written to RX.
     case wrote(address: String, [UInt8])
     /// A batch was durably committed (the completion came back from the committer).
