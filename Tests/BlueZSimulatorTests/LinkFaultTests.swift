@@ -26,7 +26,7 @@ struct LinkFaultTests {
     }
 
     /// The packets received within `window` after HELLO (for faults whose proof is what does or does not arrive).
-    static func helloExchange(_ harness: SimulatorHarness, window milliseconds: Int = 400) async throws -> [[UInt8]] {
+    static func helloExchange(_ harness: SimulatorHarness, window milliseconds: Int = 2000) async throws -> [[UInt8]] {
         try await afterHello(harness) { notifyFD in
             var packets: [[UInt8]] = []
             let deadline = ContinuousClock.now + .milliseconds(milliseconds)
@@ -139,7 +139,7 @@ struct LinkModelTests {
             var arrivals: [ContinuousClock.Instant] = []
             var packets: [[UInt8]] = []
             while try GattNotifyTests.decodeFrames(packets).isEmpty,
-                let packet = try await receivePacket(notifyFD, milliseconds: 2000)
+                let packet = try await receivePacket(notifyFD, milliseconds: 15000)
             {
                 packets.append(packet)
                 arrivals.append(.now)

@@ -108,7 +108,7 @@ struct Timeout: Error, CustomStringConvertible {
     var description: String { "timed out waiting for \(what)" }
 }
 
-func waitFor(_ what: String, seconds: Double = 5, _ condition: () async throws -> Bool) async throws {
+func waitFor(_ what: String, seconds: Double = 30, _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
         if try await condition() { return }
@@ -142,7 +142,7 @@ final class SignalRecorder: Sendable {
 
     /// Waits until some recorded signal satisfies `match`; returns its index.
     @discardableResult
-    func waitFor(_ what: String, seconds: Double = 5, _ match: (DBusSignal) -> Bool) async throws -> Int {
+    func waitFor(_ what: String, seconds: Double = 30, _ match: (DBusSignal) -> Bool) async throws -> Int {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if let index = signals.firstIndex(where: match) { return index }

@@ -110,7 +110,7 @@ final class Recorder<Element: Sendable>: Sendable {
 
     /// Waits until some element satisfies `match`; returns its index.
     @discardableResult
-    func waitFor(_ what: String, after earlier: Int? = nil, seconds: Double = 5, _ match: (Element) -> Bool)
+    func waitFor(_ what: String, after earlier: Int? = nil, seconds: Double = 30, _ match: (Element) -> Bool)
         async throws -> Int
     {
         let deadline = ContinuousClock.now + .seconds(seconds)
@@ -153,7 +153,7 @@ func decodeFrames(_ packets: [[UInt8]]) throws -> [Frame] {
 }
 
 /// Reads values from `stream` until they decode to at least one frame, bounded by `seconds`.
-func firstFrame(from stream: AsyncStream<[UInt8]>, seconds: Double = 5) async throws -> Frame {
+func firstFrame(from stream: AsyncStream<[UInt8]>, seconds: Double = 30) async throws -> Frame {
     try await withThrowingTaskGroup(of: Frame?.self) { group in
         group.addTask {
             var packets: [[UInt8]] = []
@@ -174,7 +174,7 @@ func firstFrame(from stream: AsyncStream<[UInt8]>, seconds: Double = 5) async th
 }
 
 /// Drains `stream` until it finishes, bounded by `seconds`.
-func waitUntilFinished(_ stream: AsyncStream<[UInt8]>, seconds: Double = 5) async throws {
+func waitUntilFinished(_ stream: AsyncStream<[UInt8]>, seconds: Double = 30) async throws {
     let finished = try await withThrowingTaskGroup(of: Bool.self) { group in
         group.addTask {
             for await _ in stream {}
