@@ -49,6 +49,8 @@ let package = Package(
             dependencies: [
                 "TetherReplay",
                 "TetherStore",
+                "GatewayControl",
+                "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -130,3 +132,17 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// MARK: - CLI (issue 6, branch `cli`): the control-API client and the CLI's tests.
+package.products += [.library(name: "GatewayControl", targets: ["GatewayControl"])]
+package.targets += [
+    // A client of tetherd's control API (docs/control-api.md): io.tether.Gateway1 calls, records, the D-Bus error
+    // names mapped in one place, and the io.tether.PairingPrompt1 object a caller exports while pairing.
+    .target(name: "GatewayControl", dependencies: ["DBus"]),
+    // The tether CLI's parsing, help snapshots, and the built `tether` run against io.tether.Gateway1 on a private bus.
+    .testTarget(
+        name: "TetherCLITests",
+        dependencies: ["TetherCLI", "GatewayControl", "DBus", "TetherCommand"],
+        exclude: ["HelpSnapshots"]
+    ),
+]
