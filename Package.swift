@@ -49,7 +49,7 @@ let package = Package(
             dependencies: [
                 "TetherReplay",
                 "TetherStore",
-                "GatewayControl",
+                "TetherControlClient",
                 "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -134,15 +134,15 @@ let package = Package(
 )
 
 // MARK: - CLI (issue 6, branch `cli`): the control-API client and the CLI's tests.
-package.products += [.library(name: "GatewayControl", targets: ["GatewayControl"])]
+package.products += [.library(name: "TetherControlClient", targets: ["TetherControlClient"])]
 package.targets += [
     // A client of tetherd's control API (docs/control-api.md): io.tether.Gateway1 calls, records, the D-Bus error
     // names mapped in one place, and the io.tether.PairingPrompt1 object a caller exports while pairing.
-    .target(name: "GatewayControl", dependencies: ["DBus"]),
+    .target(name: "TetherControlClient", dependencies: ["DBus"]),
     // The tether CLI's parsing, help snapshots, and the built `tether` run against io.tether.Gateway1 on a private bus.
     .testTarget(
         name: "TetherCLITests",
-        dependencies: ["TetherCLI", "GatewayControl", "DBus", "TetherCommand"],
+        dependencies: ["TetherCLI", "TetherControlClient", "DBus", "TetherCommand"],
         exclude: ["HelpSnapshots"]
     ),
 ]

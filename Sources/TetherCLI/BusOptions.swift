@@ -1,7 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
-import GatewayControl
+import TetherControlClient
 
 /// `--bus`: which bus tetherd is on. Shared by every command that talks to the daemon.
 public struct BusOptions: ParsableArguments {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import GatewayControl
+import TetherControlClient
 
 /// `tether conflicts list|resolve`: settings changed both here and on the backend (control-api.md, Conflict).
 struct ConflictsCommand: AsyncParsableCommand {

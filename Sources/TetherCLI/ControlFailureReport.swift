@@ -1,5 +1,5 @@
 import ArgumentParser
-import GatewayControl
+import TetherControlClient
 
 /// What the CLI says and which exit status it gives for each control-API failure: what went wrong, then what to
 /// do. The daemon's own messages are printed as is (control-api.md: "the CLI prints it as is").

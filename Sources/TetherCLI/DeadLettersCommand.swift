@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import GatewayControl
+import TetherControlClient
 
 /// `tether dead-letters list|retry|discard`: outbox commands the backend refused for good.
 struct DeadLettersCommand: AsyncParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import GatewayControl
+import TetherControlClient
 
 /// `tether devices [DEVICE]`: the devices tetherd knows (control-api.md, Device).
 struct DevicesCommand: AsyncParsableCommand {

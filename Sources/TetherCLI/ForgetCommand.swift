@@ -1,5 +1,5 @@
 import ArgumentParser
-import GatewayControl
+import TetherControlClient
 
 /// `tether forget DEVICE`: unpair a device and drop it from the registry (its stored events stay and still sync).
 struct ForgetCommand: AsyncParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import GatewayControl
+import TetherControlClient
 
 /// `tether outbox list`: the commands waiting to go to the backend (control-api.md, Outbox command).
 struct OutboxCommand: AsyncParsableCommand {

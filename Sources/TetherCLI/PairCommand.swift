@@ -1,7 +1,7 @@
 import ArgumentParser
 import DBus
 import Foundation
-import GatewayControl
+import TetherControlClient
 
 /// `tether pair ADDRESS`: pair a device through tetherd, answering BlueZ's questions on this terminal.
 struct PairCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import DBus
 import Foundation
-import GatewayControl
+import TetherControlClient
 
 /// How records read in tables: times as UTC, ages and durations in the largest sensible unit, absent values as "-".
 /// control-api.md: times are UTC nanoseconds since the Unix epoch, durations nanoseconds.

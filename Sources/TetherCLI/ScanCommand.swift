@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import GatewayControl
+import TetherControlClient
 
 /// `tether scan`: start tetherd's scan and show what it finds as a live table until --duration or Ctrl-C.
 struct ScanCommand: AsyncParsableCommand {

@@ -1,4 +1,4 @@
-import GatewayControl
+import TetherControlClient
 
 /// The devices a scan has seen so far, merged by address (a later result replaces an earlier one), for the live
 /// table. Pure: `tether scan` feeds it results and redraws.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DBus
-import GatewayControl
+import TetherControlClient
 
 /// `tether settings get|set`: a device's desired and reported settings (control-api.md, Settings).
 struct SettingsCommand: AsyncParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import GatewayControl
+import TetherControlClient
 
 /// `tether status`: the gateway at a glance (control-api.md, Status).
 struct StatusCommand: AsyncParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import GatewayControl
+import TetherControlClient
 
 /// `tether sync`: ask tetherd to sync with the backend now instead of at its next scheduled run.
 struct SyncCommand: AsyncParsableCommand {
