@@ -5,11 +5,12 @@ import TetherControlClient
 struct ConflictsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conflicts",
-        abstract: "List or resolve settings changed both on the gateway and on the backend.",
+        abstract: "List or resolve settings where the gateway's desired value and the device's disagree.",
         subcommands: [List.self, Resolve.self])
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List settings conflicts: mine, theirs and the common base.")
+        static let configuration = CommandConfiguration(
+            abstract: "List settings conflicts: mine (desired), theirs (the device's) and what both last agreed on.")
 
         @OptionGroup var connection: BusOptions
 
@@ -27,12 +28,12 @@ struct ConflictsCommand: AsyncParsableCommand {
                 return
             }
             typealias F = RecordFormatting
-            var table = TextTable("SERIAL", "KEY", "SETTING", "MINE", "THEIRS", "BASE", "SERVER VERSION")
+            var table = TextTable("SERIAL", "KEY", "SETTING", "MINE (DESIRED)", "THEIRS (DEVICE)", "BASE", "DETECTED")
             for conflict in conflicts {
                 table.add([
                     conflict.string("serial") ?? F.absent, F.number(conflict.integer("key")), conflict.string("name") ?? F.absent,
                     F.value(conflict["mine"]), F.value(conflict["theirs"]), F.value(conflict["base"]),
-                    F.number(conflict.integer("server_version")),
+                    F.time(conflict.integer("detected_at")),
                 ])
             }
             Output.line(table.text)
@@ -45,7 +46,7 @@ struct ConflictsCommand: AsyncParsableCommand {
 
     struct Resolve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Resolve a conflict by keeping the gateway's value (mine) or the backend's (theirs).",
+            abstract: "Resolve a conflict: 'mine' sends the desired value to the device, 'theirs' keeps the device's.",
             discussion: "Needs root or the 'tether' group.")
 
         @OptionGroup var connection: BusOptions

@@ -34,7 +34,11 @@ struct DevicesCommand: AsyncParsableCommand {
     static func table(_ devices: [GatewayRecord]) -> String {
         typealias F = RecordFormatting
         var table = TextTable("SERIAL", "ADDRESS", "NAME", "PAIRED", "STATE", "RSSI", "EVENTS", "LAST SEEN", "LAST ERROR")
-        for device in devices.sorted(by: { ($0.string("serial") ?? "") < ($1.string("serial") ?? "") }) {
+        // control-api.md: "A device on a link that has not sent DEVICE_INFO yet is listed without serial".
+        let ordered = devices.sorted {
+            ($0.string("serial") ?? "~" + ($0.string("address") ?? "")) < ($1.string("serial") ?? "~" + ($1.string("address") ?? ""))
+        }
+        for device in ordered {
             table.add([
                 device.string("serial") ?? F.absent, device.string("address") ?? F.absent,
                 device.string("name") ?? F.absent, F.flag(device.bool("paired")), device.string("state") ?? F.absent,

@@ -13,7 +13,7 @@ struct OutboxCommand: AsyncParsableCommand {
 
         @OptionGroup var connection: BusOptions
 
-        @Option(help: ArgumentHelp("Only commands with this status: pending, in_flight, done or dead.", valueName: "status"))
+        @Option(help: ArgumentHelp("Only commands with this status: pending, in_flight, failed, conflict or dead.", valueName: "status"))
         var status: String?
 
         @Option(help: "At most this many commands.")

@@ -1,4 +1,5 @@
 import DBus
+import TetherControlClient
 
 /// Turns `NAME=VALUE` text into the typed value a setting takes.
 ///
@@ -18,9 +19,17 @@ enum SettingValue {
         return (String(text[..<equals]), String(text[text.index(after: equals)...]))
     }
 
-    /// The names a settings record offers (its `desired.*` keys without the prefix), sorted.
+    /// The names that can be set: the record's `desired.*` keys without the prefix, plus the contract's settings.
     static func names(in fields: [String: DBusValue]) -> [String] {
-        fields.keys.filter { $0.hasPrefix("desired.") }.map { String($0.dropFirst("desired.".count)) }.sorted()
+        let offered = fields.keys.filter { $0.hasPrefix("desired.") }.map { String($0.dropFirst("desired.".count)) }
+        return Set(offered + GatewayContract.settingTypes.keys).sorted()
+    }
+
+    /// A value of the type `name` takes: the record's desired value, else its reported one (unless it is a raw
+    /// `reported.key<N>`, which control-api.md says "cannot be set"), else the contract's table.
+    static func example(of name: String, in fields: [String: DBusValue]) -> DBusValue? {
+        fields["desired.\(name)"] ?? (name.hasPrefix("key") ? nil : fields["reported.\(name)"])
+            ?? GatewayContract.settingTypes[name]
     }
 
     /// `text` converted to the type of `current` (the setting's present desired value).

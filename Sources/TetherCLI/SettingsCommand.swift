@@ -61,7 +61,7 @@ struct SettingsCommand: AsyncParsableCommand {
                 var desired: [String: DBusValue] = [:]
                 for change in changes {
                     let (name, text) = try SettingValue.assignment(change)
-                    guard let present = current["desired.\(name)"] else {
+                    guard let present = SettingValue.example(of: name, in: current.fields) else {
                         let known = SettingValue.names(in: current.fields).joined(separator: ", ")
                         throw usageFailure("\(serial) has no setting '\(name)'; its settings are: \(known)")
                     }

@@ -42,6 +42,7 @@ struct StatusCommand: AsyncParsableCommand {
         table.add([
             "outbox",
             "\(F.number(status.integer("outbox_pending"))) pending, \(F.number(status.integer("outbox_in_flight"))) in flight, "
+                + "\(F.number(status.integer("outbox_failed"))) failed, \(F.number(status.integer("outbox_conflict"))) conflict, "
                 + "\(F.number(status.integer("outbox_dead"))) dead; oldest pending \(F.duration(status.integer("outbox_oldest_pending_age")))",
         ])
         table.add(["conflicts", F.number(status.integer("conflicts"))])

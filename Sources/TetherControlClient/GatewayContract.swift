@@ -14,8 +14,16 @@ public enum GatewayContract {
     /// The reply to `RequestConfirmation` that rejects the pairing.
     public static let promptRejected = "io.tether.PairingPrompt1.Error.Rejected"
 
-    /// The outbox statuses `ListOutbox` filters by (control-api.md, Outbox command).
-    public static let outboxStatuses = ["pending", "in_flight", "done", "dead"]
+    /// control-api.md, Settings: the settings of link protocol §7.11 and their D-Bus types, for a device whose
+    /// record does not carry a setting yet (the record's own type wins when it does).
+    public static let settingTypes: [String: DBusValue] = [
+        "sensitivity": .uint32(0), "led_brightness": .uint32(0), "haptic_feedback": .bool(false),
+        "sleep_timeout_seconds": .uint32(0), "daily_limit": .uint32(0),
+    ]
+
+    /// The outbox statuses `ListOutbox` filters by (control-api.md, Outbox command: "There is no done: the store
+    /// deletes a command once the backend has it").
+    public static let outboxStatuses = ["pending", "in_flight", "failed", "conflict", "dead"]
 }
 
 /// The method names of `io.tether.Gateway1`, so a typo is a compile error rather than an UnknownMethod.

@@ -13,7 +13,7 @@ struct ControlCommandTests {
             let table = try await TetherProcess.run(["status"], bus: bus)
             #expect(table.status == 0, "\(table.standardError)")
             #expect(table.standardOutput.contains("devices     2 known, 1 connected"))
-            #expect(table.standardOutput.contains("outbox      1 pending, 0 in flight, 2 dead; oldest pending 4 s"))
+            #expect(table.standardOutput.contains("outbox      1 pending, 0 in flight, 0 failed, 0 conflict, 2 dead; oldest pending 4 s"))
             #expect(table.standardOutput.contains("storage     ok, database 1.5 MiB"))
 
             let json = try await TetherProcess.run(["status", "--json"], bus: bus)
@@ -166,18 +166,18 @@ struct ControlCommandTests {
             #expect(before.status == 0)
             #expect(before.lines == [
                 "TS00000001  version 0",
-                "SETTING         DESIRED  REPORTED",
-                "haptic          true     true",
-                "led_brightness  80       80",
-                "nickname        kitchen  kitchen",
-                "sensitivity     3        3",
+                "SETTING          DESIRED  REPORTED",
+                "haptic_feedback  true     true",
+                "led_brightness   80       80",
+                "nickname         kitchen  kitchen",
+                "sensitivity      3        3",
             ])
             let set = try await TetherProcess.run(
-                ["settings", "set", "TS00000001", "led_brightness=40", "haptic=off", "nickname=hall way", "--json"], bus: bus)
+                ["settings", "set", "TS00000001", "led_brightness=40", "haptic_feedback=off", "nickname=hall way", "--json"], bus: bus)
             #expect(set.status == 0, "\(set.standardError)")
             let record = try #require(try JSONSerialization.jsonObject(with: Data(set.standardOutput.utf8)) as? [String: Any])
             #expect(record["desired.led_brightness"] as? Int == 40)
-            #expect(record["desired.haptic"] as? Bool == false)
+            #expect(record["desired.haptic_feedback"] as? Bool == false)
             #expect(record["version"] as? Int == 1)
             #expect(gateway.state.withLock { $0.settings["TS00000001"]?["nickname"] } == .string("hall way"))
 
@@ -193,10 +193,10 @@ struct ControlCommandTests {
         try await withContractGateway { bus, gateway in
             let unknown = try await TetherProcess.run(["settings", "set", "TS00000001", "volume=3"], bus: bus)
             #expect(unknown.status == 2)
-            #expect(unknown.standardError == "tether: TS00000001 has no setting 'volume'; its settings are: haptic, led_brightness, nickname, sensitivity\n")
-            let typed = try await TetherProcess.run(["settings", "set", "TS00000001", "haptic=maybe"], bus: bus)
+            #expect(unknown.standardError == "tether: TS00000001 has no setting 'volume'; its settings are: daily_limit, haptic_feedback, led_brightness, nickname, sensitivity, sleep_timeout_seconds\n")
+            let typed = try await TetherProcess.run(["settings", "set", "TS00000001", "haptic_feedback=maybe"], bus: bus)
             #expect(typed.status == 2)
-            #expect(typed.standardError.contains("haptic is a switch: give on or off"))
+            #expect(typed.standardError.contains("haptic_feedback is a switch: give on or off"))
             let negative = try await TetherProcess.run(["settings", "set", "TS00000001", "led_brightness=-1"], bus: bus)
             #expect(negative.status == 2)
             #expect(negative.standardError.contains("led_brightness takes a whole number from 0 to 4294967295"))
@@ -241,8 +241,8 @@ struct ControlCommandTests {
         try await withContractGateway { bus, gateway in
             let list = try await TetherProcess.run(["conflicts", "list"], bus: bus)
             #expect(list.lines == [
-                "SERIAL      KEY  SETTING         MINE  THEIRS  BASE  SERVER VERSION",
-                "TS00000001  2    led_brightness  40    90      80    5",
+                "SERIAL      KEY  SETTING         MINE (DESIRED)  THEIRS (DEVICE)  BASE  DETECTED",
+                "TS00000001  2    led_brightness  40              90               80    2026-11-18 11:06:40Z",
             ])
             let resolve = try await TetherProcess.run(["conflicts", "resolve", "TS00000001", "led_brightness", "--keep", "theirs"], bus: bus)
             #expect(resolve.status == 0, "\(resolve.standardError)")

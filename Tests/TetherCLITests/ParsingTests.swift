@@ -40,7 +40,7 @@ struct ParsingTests {
             (["pair", "C0:54:45:00:00"], "is not a Bluetooth address"),
             (["pair", "C0:54:45:00:00:01", "--passkey", "1000000"], "--passkey must have at most six digits"),
             (["scan", "--duration=-1"], "--duration must be between 0 and 86400"),
-            (["outbox", "list", "--status", "sent"], "--status must be one of pending, in_flight, done, dead"),
+            (["outbox", "list", "--status", "sent"], "--status must be one of pending, in_flight, failed, conflict, dead"),
             (["dead-letters", "retry"], "Name a dead letter's id, or give --all."),
             (["dead-letters", "retry", "0193a5c2-7d1e-7b3a-9f00-2c4d5e6f7a8b", "--all"], "either an id or --all"),
             (["dead-letters", "discard", "42"], "'42' is not a command id"),
@@ -70,7 +70,7 @@ struct ParsingTests {
         }
         #expect(throws: SettingValue.Problem.self) { try SettingValue.parse("-1", name: "b", like: .uint32(1)) }
         #expect(try SettingValue.assignment("nickname=a=b") == ("nickname", "a=b"))
-        #expect(SettingValue.names(in: ["desired.b": .bool(true), "reported.b": .bool(true), "desired.a": .uint32(1), "version": .uint64(1)]) == ["a", "b"])
+        #expect(SettingValue.names(in: ["desired.b": .bool(true), "reported.b": .bool(true), "desired.a": .uint32(1), "version": .uint64(1)]) == ["a", "b", "daily_limit", "haptic_feedback", "led_brightness", "sensitivity", "sleep_timeout_seconds"])
     }
 
     @Test("every D-Bus failure maps to one documented exit code")

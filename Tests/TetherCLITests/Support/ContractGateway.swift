@@ -94,7 +94,7 @@ final class ContractGateway: Sendable {
                             "devices_known": .uint32(UInt32(current.devices.count)),
                             "devices_connected": .uint32(UInt32(current.devices.values.filter { $0["state"]?.stringValue == "connected" }.count)),
                             "outbox_pending": .uint32(UInt32(current.outbox.filter { $0["status"]?.stringValue == "pending" }.count)),
-                            "outbox_in_flight": .uint32(0),
+                            "outbox_in_flight": .uint32(0), "outbox_failed": .uint32(0), "outbox_conflict": .uint32(0),
                             "outbox_dead": .uint32(UInt32(current.outbox.filter { $0["status"]?.stringValue == "dead" }.count)),
                             "outbox_oldest_pending_age": .int64(4_000_000_000), "conflicts": .uint32(UInt32(current.conflicts.count)),
                             "last_sync_at": .int64(1_795_000_100_000_000_000), "last_sync_result": .string("ok"),
@@ -300,7 +300,7 @@ extension ContractGateway.State {
             "C0:54:45:00:00:04": ("confirmation", 654_321),
         ]
         state.settings["TS00000001"] = [
-            "led_brightness": .uint32(80), "haptic": .bool(true), "sensitivity": .uint32(3), "nickname": .string("kitchen"),
+            "led_brightness": .uint32(80), "haptic_feedback": .bool(true), "sensitivity": .uint32(3), "nickname": .string("kitchen"),
         ]
         state.outbox = [
             ["id": .string("0193a5c2-7d1e-7b3a-9f00-000000000001"), "entity": .string("consumption_event"), "kind": .string("upsert"),
@@ -312,7 +312,7 @@ extension ContractGateway.State {
         ]
         state.conflicts = [
             ["serial": .string("TS00000001"), "key": .byte(2), "name": .string("led_brightness"), "mine": .variant(.uint32(40)),
-             "theirs": .variant(.uint32(90)), "base": .variant(.uint32(80)), "server_version": .uint64(5)],
+             "theirs": .variant(.uint32(90)), "base": .variant(.uint32(80)), "detected_at": .int64(1_795_000_000_000_000_000)],
         ]
         return state
     }
