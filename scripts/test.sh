@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The sync suites run against a real PostgreSQL (initdb in a temporary directory, as the postgres user when run as
+# root). Without one they would only skip with a warning; here a missing PostgreSQL fails the run.
+export TETHER_REQUIRE_POSTGRES=1
 echo "== swift build --build-tests"
 swift build --build-tests
 echo "== swift test (full log: .build/test-output.txt)"

@@ -54,6 +54,11 @@ public actor SimulatedDevice {
     /// Statistics for tests.
     public private(set) var notificationsSent = 0
     public private(set) var writesReceived = 0
+    /// Every event the firmware forgot because the gateway acknowledged it, in order: the oracle for
+    /// ACK-after-commit (each of them must be in the gateway's database).
+    public private(set) var releasedEvents: [HitEvent] = []
+    /// Events still in the device's flash, waiting for an ACK.
+    public var unacknowledgedEvents: Int { firmware.eventStore.count }
 
     init(
         configuration: DeviceConfiguration, adapterPath: DBusObjectPath, connection: DBusConnection,
@@ -395,7 +400,7 @@ public actor SimulatedDevice {
             switch action {
             case .notify(let value): outbox.append(value)
             case .disconnect: Task { await self.remoteDisconnect() }
-            case .released: break
+            case .released(let events): releasedEvents += events
             }
         }
     }
@@ -594,7 +599,8 @@ extension SimulatedDevice {
         return DBusInterface(
             name: BlueZInterface.device,
             methods: [
-                DBusMethod("Connect") { _ in
+                // BlueZ answers Connect and Pair when the link or the agent has; other calls go on meanwhile.
+                DBusMethod("Connect", dispatch: .concurrent) { _ in
                     try await self.connect()
                     return []
                 },
@@ -602,7 +608,7 @@ extension SimulatedDevice {
                     try await self.disconnect()
                     return []
                 },
-                DBusMethod("Pair") { _ in
+                DBusMethod("Pair", dispatch: .concurrent) { _ in
                     try await self.pair()
                     return []
                 },
