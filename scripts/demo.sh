@@ -102,14 +102,16 @@ on_interrupt() {
 trap on_interrupt INT
 trap 'echo "demo: SIGTERM: stopping" >&2; exit 143' TERM
 
-# Waits up to $2 seconds for the command in $3... to succeed; fails naming $1 and showing its log $log_hint.
+# Waits up to $2 seconds for the command $3... to succeed; on failure names $1, shows the logs and keeps them.
 wait_for() {
     local what=$1 seconds=$2
     shift 2
     local deadline=$((SECONDS + seconds))
     until "$@" >/dev/null 2>&1; do
         if ((SECONDS >= deadline)); then
-            echo "demo: FAILED: $what was not ready within $seconds s" >&2
+            echo "demo: FAILED: $what was not ready within $seconds s; the last lines of each log:" >&2
+            for log in "$work"/*.log; do echo "--- $log" >&2; tail -5 "$log" >&2; done
+            keep=true
             return 1
         fi
         sleep 0.2
@@ -170,6 +172,7 @@ database = "$work/gateway.sqlite"
 state_directory = "$work"
 
 [bluetooth]
+bus = "$bus"
 adapter = "hci0"
 max_connections = $device_count
 backoff_initial = "250ms"
@@ -190,7 +193,7 @@ enabled = false
 level = "warning"
 EOF
 "$bin/tetherd" --check-config --config "$work/tether.toml" >/dev/null
-start tetherd "$work/tetherd.log" env DBUS_SYSTEM_BUS_ADDRESS="$bus" "$bin/tetherd" --config "$work/tether.toml"
+start tetherd "$work/tetherd.log" "$bin/tetherd" --config "$work/tether.toml"
 export TETHER_BUS_ADDRESS=$bus
 wait_for "tetherd's control API" 30 "$bin/tether" status --json
 echo "tetherd          control API up on the private bus"
@@ -250,7 +253,8 @@ while ((SECONDS - drain_start < 180)); do
     progress "drain $((SECONDS - drain_start))"
     read -r stored pending in_flight failed < <(status_field events_stored outbox_pending outbox_in_flight outbox_failed)
     read -r rows distinct < <(python3 "$helper" server-count "$work/server.sqlite")
-    if ((stored == created && pending + in_flight + failed == 0 && distinct == stored)); then
+    read -r released held < <(python3 "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
+    if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored)); then
         drained=true
         break
     fi
@@ -262,11 +266,14 @@ read_status
 read -r stored dead < <(status_field events_stored outbox_dead)
 read -r rows distinct < <(python3 "$helper" server-count "$work/server.sqlite")
 read -r reboots refused < <(python3 "$helper" field "$work/load.json" reboots refused)
+read -r released held < <(python3 "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
 duplicates=$((rows - distinct + (stored > created ? stored - created : 0) + (distinct > created ? distinct - created : 0)))
 lost=$((created > distinct ? created - distinct : 0))
 echo
 echo "== verification"
 printf '  %-48s %8s\n' "events created by the devices (tether-sim)" "$created" \
+    "events the devices saw ACKed (and forgot)" "$released" \
+    "events still held by the devices" "$held" \
     "events stored by the gateway (tetherd)" "$stored" \
     "events on the server (tether-server)" "$distinct" \
     "duplicates" "$duplicates" \
@@ -274,7 +281,8 @@ printf '  %-48s %8s\n' "events created by the devices (tether-sim)" "$created" \
     "dead letters" "$dead" \
     "device reboots injected" "$reboots"
 ((refused > 0)) && echo "  (the firmware refused $refused hits because its memory was full; they were never created)"
-if $drained && ((created > 0 && stored == created && distinct == created && duplicates == 0 && lost == 0 && dead == 0)); then
+if $drained && ((created > 0 && released == created && held == 0 && stored == created && distinct == created &&
+    duplicates == 0 && lost == 0 && dead == 0)); then
     echo "demo: PASSED: every event the devices created reached the server exactly once"
     exit 0
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need, builds, runs every test suite, then a short libFuzzer smoke run
-# of the frame decoder. Exits non-zero if anything fails. `.ci/run` calls this script.
+# The test command: installs what the tests need, builds, runs every test suite, a short libFuzzer smoke run
+# of the frame decoder and a short end-to-end demo (TETHER_DEMO_SECONDS, default 20; 0 skips it). Exits non-zero if
+# anything fails. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -21,4 +22,8 @@ fi
 if [ -x Fuzz/run-smoke.sh ] && [ "${TETHER_FUZZ_SECONDS:-20}" != 0 ]; then
     echo "== libFuzzer smoke run (${TETHER_FUZZ_SECONDS:-20} s per target)"
     FUZZ_SECONDS="${TETHER_FUZZ_SECONDS:-20}" Fuzz/run-smoke.sh
+fi
+if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
+    echo "== short end-to-end demo (${TETHER_DEMO_SECONDS:-20} s)"
+    scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
 fi

@@ -4,6 +4,7 @@
   devices.py faults ADDRESS on|off            switch the demo's faults on or off for every device
   devices.py load ADDRESS STATE_FILE SERIALS  record hits on every device until SIGTERM/SIGINT; the running
                                               totals (hits the firmware recorded per device) go to STATE_FILE
+  devices.py device-stats ADDRESS ADDRESSES   events the devices released (ACKed) and still hold, summed
   devices.py server-count DB                  consumption events on tether-server (SQLite): rows and distinct ids
   devices.py field JSON_FILE KEY...           print fields of a JSON object (missing: 0)
 
@@ -79,6 +80,16 @@ def load(address, state_path, addresses, seed=7, hits_per_second=3.0, reboot_eve
                              "reboots": reboots, "running": False})
 
 
+def device_stats(address, addresses):
+    dbus, control = simulator(address)
+    released = unacknowledged = 0
+    for a in addresses:
+        statistics = control.GetStatistics(dbus.ObjectPath(device_path(a)))
+        released += int(statistics.get("events_released", 0))
+        unacknowledged += int(statistics.get("events_unacknowledged", 0))
+    print(released, unacknowledged)
+
+
 def server_count(database):
     if not os.path.exists(database):
         print("0 0")
@@ -107,6 +118,8 @@ def main(arguments):
         faults(arguments[1], arguments[2] == "on")
     elif len(arguments) >= 4 and arguments[0] == "load":
         load(arguments[1], arguments[2], arguments[3].split(","))
+    elif len(arguments) == 3 and arguments[0] == "device-stats":
+        device_stats(arguments[1], arguments[2].split(","))
     elif len(arguments) == 2 and arguments[0] == "server-count":
         server_count(arguments[1])
     elif len(arguments) >= 3 and arguments[0] == "field":

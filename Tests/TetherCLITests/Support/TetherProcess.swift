@@ -29,9 +29,9 @@ enum TetherProcess {
 
     static func run(
         _ arguments: [String], bus: String? = nil, input: String? = nil, environment: [String: String] = [:],
-        timeout: Duration = .seconds(60)
+        timeout: Duration = .seconds(60), executable: String? = nil
     ) async throws -> Result {
-        guard let executable else { throw NotBuilt() }
+        guard let executable = executable ?? Self.executable else { throw NotBuilt() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
