@@ -44,6 +44,8 @@ for product in tether tether-sim tether-server tetherd; do
 done
 bin=$(swift build "${scratch[@]}" --show-bin-path)
 helper=scripts/demo/devices.py
+# Debian's interpreter: python3-dbus is installed for it (`python3` on PATH may be another one).
+python=/usr/bin/python3
 
 work=$(mktemp -d /tmp/tether-demo.XXXXXX)
 pids=()
@@ -144,7 +146,7 @@ bus=$(grep -m1 '^unix:' "$work/dbus.log")
 echo "dbus-daemon      $bus"
 
 # 2. tether-sim with a mix of devices: pairing justWorks / passkey / confirmation, firmware 1.4 / 2.0 / 1.0.
-python3 - "$device_count" >"$work/sim.json" <<'EOF'
+"$python" - "$device_count" >"$work/sim.json" <<'EOF'
 import json, sys
 count = int(sys.argv[1])
 modes, firmwares = ["justWorks", "passkey", "confirmation"], ["1.4", "2.0", "1.0"]
@@ -212,19 +214,20 @@ done
 
 echo
 echo "== running for $duration s with faults on: random disconnects, 2% lost / 1% duplicated notifications, a reboot every 15 s"
-python3 "$helper" faults "$bus" on
-start load "$work/load.log" python3 "$helper" load "$bus" "$work/load.json" "$(IFS=,; echo "${addresses[*]}")"
+"$python" "$helper" faults "$bus" on
+start load "$work/load.log" "$python" "$helper" load "$bus" "$work/load.json" "$(IFS=,; echo "${addresses[*]}")"
 load_pid=${pids[-1]}
 
-status_field() { python3 "$helper" field "$work/status.json" "$@"; }
+status_field() { "$python" "$helper" field "$work/status.json" "$@"; }
 read_status() { timeout 10 "$bin/tether" status --json >"$work/status.json" 2>>"$work/tether-status.log" || true; }
 progress() {
-    read_status
     local connected known stored pending in_flight failed dead created synced
+    # Read downstream first, so each figure is at most the one before it: synced <= stored <= created.
+    synced=$("$python" "$helper" server-count "$work/server.sqlite" | cut -d' ' -f2)
+    read_status
     read -r connected known stored pending in_flight failed dead < <(status_field devices_connected devices_known \
         events_stored outbox_pending outbox_in_flight outbox_failed outbox_dead)
-    created=$(python3 "$helper" field "$work/load.json" created)
-    synced=$(python3 "$helper" server-count "$work/server.sqlite" | cut -d' ' -f2)
+    created=$("$python" "$helper" field "$work/load.json" created)
     local now=$SECONDS rate=0
     ((now > last_time)) && rate=$(((stored - last_stored) / (now - last_time)))
     last_time=$now last_stored=$stored
@@ -242,18 +245,18 @@ echo
 echo "== stopping the devices, switching faults off, letting the devices deliver and sync drain"
 kill -TERM -- "-$load_pid" 2>/dev/null || true
 for ((i = 0; i < 100; i++)); do
-    [ "$(python3 "$helper" field "$work/load.json" running)" = False ] && break
+    [ "$("$python" "$helper" field "$work/load.json" running)" = False ] && break
     pause 0.1
 done
-python3 "$helper" faults "$bus" off
-created=$(python3 "$helper" field "$work/load.json" created)
+"$python" "$helper" faults "$bus" off
+created=$("$python" "$helper" field "$work/load.json" created)
 drain_start=$SECONDS
 drained=false
 while ((SECONDS - drain_start < 180)); do
     progress "drain $((SECONDS - drain_start))"
     read -r stored pending in_flight failed < <(status_field events_stored outbox_pending outbox_in_flight outbox_failed)
-    read -r rows distinct < <(python3 "$helper" server-count "$work/server.sqlite")
-    read -r released held < <(python3 "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
+    read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
+    read -r released held < <("$python" "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
     if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored)); then
         drained=true
         break
@@ -264,9 +267,9 @@ done
 
 read_status
 read -r stored dead < <(status_field events_stored outbox_dead)
-read -r rows distinct < <(python3 "$helper" server-count "$work/server.sqlite")
-read -r reboots refused < <(python3 "$helper" field "$work/load.json" reboots refused)
-read -r released held < <(python3 "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
+read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
+read -r reboots refused < <("$python" "$helper" field "$work/load.json" reboots refused)
+read -r released held < <("$python" "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
 duplicates=$((rows - distinct + (stored > created ? stored - created : 0) + (distinct > created ? distinct - created : 0)))
 lost=$((created > distinct ? created - distinct : 0))
 echo
