@@ -1,4 +1,4 @@
-import BlueZSimulator
+@testable import BlueZSimulator
 import DBus
 import Foundation
 import Glibc
