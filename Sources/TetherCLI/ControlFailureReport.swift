@@ -46,7 +46,7 @@ struct ControlFailureReport: Equatable {
                 """
             code = TetherExitCode.operationFailed
         case .daemon(let name, let text):
-            message = text.isEmpty ? "tetherd refused the request (\(name.rawValue))." : text
+            message = (text.isEmpty ? "tetherd refused the request (\(name.rawValue))." : text) + (Self.advice[name].map { "\n" + $0 } ?? "")
             switch name {
             case .unknownDevice: code = TetherExitCode.notFound
             case .invalidArgument: code = TetherExitCode.badInput
@@ -58,6 +58,15 @@ struct ControlFailureReport: Equatable {
             code = TetherExitCode.operationFailed
         }
     }
+
+    /// What to do next, after the daemon's own words, where the error name alone tells it.
+    static let advice: [GatewayErrorName: String] = [
+        .pairingFailed: "Check the passkey or the number the device shows, keep it close, and run tether pair again.",
+        .promptCanceled: "Run tether pair again and answer within 60 s (or give --passkey / --yes).",
+        .busy: "Wait for the other pairing or scan to finish, then try again.",
+        .unavailable: "'tether status' shows whether BlueZ and the backend are reachable.",
+        .storageFailed: "'tether status' shows the storage state; free disk space or raise [storage] limits.",
+    ]
 
     /// Prints `tether: message` on stderr and gives the exit code to throw.
     func exit() -> ExitCode {

@@ -88,7 +88,9 @@ struct SettingsCommand: AsyncParsableCommand {
         for name in names.sorted() {
             let desired = RecordFormatting.value(settings["desired.\(name)"])
             let reported = RecordFormatting.value(settings["reported.\(name)"])
-            table.add([name, desired, reported + (desired != reported && reported != RecordFormatting.absent ? "  (pending)" : "")])
+            // Pending: the gateway wants a value the device has not reported yet.
+            let pending = settings["desired.\(name)"] != nil && desired != reported
+            table.add([name, desired, reported + (pending ? "  (pending)" : "")])
         }
         lines += table.lines
         return lines.joined(separator: "\n")

@@ -90,7 +90,7 @@ struct ParsingTests {
         #expect(code("org.freedesktop.DBus.Error.UnknownMethod") == 1)
         #expect(code("com.example.Weird") == 1)
         let daemon = ControlFailureReport(GatewayControlError(DBusError(name: "io.tether.Gateway1.Error.Busy", message: "Another pairing is running; wait for it."), method: "Pair"))
-        #expect(daemon.message == "Another pairing is running; wait for it.")
+        #expect(daemon.message == "Another pairing is running; wait for it.\nWait for the other pairing or scan to finish, then try again.")
     }
 
     @Test("the scan table merges by address and sorts strongest first")
