@@ -26,4 +26,6 @@ fi
 if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
     echo "== short end-to-end demo (${TETHER_DEMO_SECONDS:-20} s)"
     scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
+    echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
+    scripts/demo-interrupt-check.sh
 fi
