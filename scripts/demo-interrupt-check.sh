@@ -11,7 +11,11 @@ trap 'rm -f "$log"' EXIT
 run() {
     local signal=$1 expected=$2
     : >"$log"
-    setsid scripts/demo.sh --no-install --duration 600 >"$log" 2>&1 &
+    # Job control gives the demo its own process group; without it bash starts background commands with SIGINT
+    # ignored, and an ignored signal cannot be trapped, so Ctrl-C would not reach the demo's handler.
+    set -m
+    scripts/demo.sh --no-install --duration 600 >"$log" 2>&1 &
+    set +m
     local pid=$! waited
     for ((waited = 0; waited < 600; waited++)); do
         grep -q 'devices .* connected' "$log" && break
