@@ -195,6 +195,7 @@ let package = Package(
             name: "TetherServerTests",
             dependencies: [
                 "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -242,6 +243,7 @@ let package = Package(
 // ---- gateway branch (issue 4): the BlueZ gateway service, its shared simulator harness, tests and benchmark ----
 package.products += [
     .library(name: "TetherGateway", targets: ["TetherGateway"]),
+    .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
 ]
 package.targets += [
     // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), DeviceSession (notifications →
@@ -261,6 +263,11 @@ package.targets += [
             "ConnectionSupervisor",
         ]
     ),
+    // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process):
+    // Tether over StartNotify and AcquireNotify vs bleak, same stream, same run. Run in release
+    // (scripts/gateway-bench.sh).
+    .target(name: "GatewayBenchmark", dependencies: ["TetherGateway", "BlueZ", "DBus", "LinkProtocol"]),
+    .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
 ]
 
 // MARK: - tetherd (issue 6, daemon half)
@@ -298,7 +305,7 @@ package.targets += [
     .testTarget(
         name: "TetherDaemonTests",
         dependencies: [
-            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "DeviceFirmware", "BlueZTestSupport",
+            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "TetherSyncTesting", "TetherServer",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]
     ),

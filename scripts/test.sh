@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need, builds, runs every test suite, a short libFuzzer smoke run
-# of the frame decoder and a short end-to-end demo (TETHER_DEMO_SECONDS, default 20; 0 skips it). Exits non-zero if
-# anything fails. `.ci/run` calls this script.
+# The test command: installs what the tests need, builds, runs every test suite, checks the sync server against its
+# OpenAPI contract (schemathesis), a short libFuzzer smoke run of the frame decoder, then a short end-to-end demo
+# (TETHER_DEMO_SECONDS, default 20; 0 skips it) and a check that the demo cleans up when interrupted. Exits non-zero
+# if anything fails. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -18,6 +19,12 @@ set -e
 if [ "$status" -ne 0 ]; then
     echo "swift test failed with status $status" >&2
     exit "$status"
+fi
+# Conformance (issue 5): schemathesis (pinned, in a venv) checks the live server's answers against docs/sync-api.yaml.
+echo "== conformance: tether-server against docs/sync-api.yaml (scripts/conformance.sh)"
+if ! TETHER_SERVER_BINARY="$(swift build --show-bin-path)/tether-server" scripts/conformance.sh; then
+    echo "conformance FAILED: tether-server's answers do not match docs/sync-api.yaml (see above)" >&2
+    exit 1
 fi
 if [ -x Fuzz/run-smoke.sh ] && [ "${TETHER_FUZZ_SECONDS:-20}" != 0 ]; then
     echo "== libFuzzer smoke run (${TETHER_FUZZ_SECONDS:-20} s per target)"

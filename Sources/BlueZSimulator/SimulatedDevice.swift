@@ -428,7 +428,7 @@ public actor SimulatedDevice {
                 return
             }
         }
-        let count = min(outbox.count, max(link.notificationsPerEvent, 1))
+        let count = link.unthrottled ? outbox.count : min(outbox.count, max(link.notificationsPerEvent, 1))
         let batch = outbox.prefix(count)
         outbox.removeFirst(count)
         for value in batch {
@@ -436,6 +436,40 @@ public actor SimulatedDevice {
             sendNotification(value)
             if random.chance(duplicateProbability) { sendNotification(value) }
         }
+    }
+
+    /// Benchmark stream: `count` HIT_EVENT frames (valid link-protocol frames, one per notification, sequence
+    /// numbers counting up) straight to the subscribers, bypassing the firmware. Throttled by the link model
+    /// unless it is `unthrottled`; then an AcquireNotify socket that is full is waited for (nothing is dropped)
+    /// and the bus is given a turn every 64 notifications. Returns how many were sent.
+    func streamNotifications(_ count: Int) async -> Int {
+        guard isConnected, notifySocket != nil || !notifySessions.isEmpty else { return 0 }
+        var sent = 0
+        for index in 0..<count {
+            let hit = HitEvent(
+                eventSequence: UInt32(truncatingIfNeeded: index), bootCounter: 1, ticks: UInt32(truncatingIfNeeded: index * 32),
+                durationMilliseconds: 900, intensity: 50)
+            let value = LinkMessage.hitEvent(hit).frame(version: 1, sequence: SequenceNumber(UInt16(truncatingIfNeeded: index)))
+            guard link.unthrottled else {
+                outbox.append(value)
+                sent += 1
+                continue
+            }
+            txValue = value
+            if let socket = notifySocket {
+                while !socket.send(value) {
+                    guard isConnected, notifySocket === socket, socket.isWritableSoon() else { return sent }
+                    await Task.yield()
+                }
+            }
+            for _ in notifySessions {
+                emit(["Value": .bytes(value)], at: txPath, interface: BlueZInterface.gattCharacteristic)
+            }
+            notificationsSent += 1
+            sent += 1
+            if index % 64 == 63 { await Task.yield() }
+        }
+        return sent
     }
 
     /// To the AcquireNotify socket (one packet per notification) and as Value PropertiesChanged, once per

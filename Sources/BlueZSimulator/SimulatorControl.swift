@@ -15,6 +15,8 @@ import Foundation
 ///   - `bluetoothd-restart` {`downtime_ms` u, default 500}: replies first, then restarts in the background.
 /// - `RecordHits(o device, u count) -> u recorded`: the user takes hits; the firmware sends them if connected.
 /// - `Reboot(o device)`: same as the `reboot` fault.
+/// - `StreamNotifications(o device, u count) -> u sent`: benchmark stream of `count` HIT_EVENT frames, one per
+///   notification, bypassing the firmware (see `LinkModel.unthrottled`).
 /// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u,
 ///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash).
 enum SimulatorControl {
@@ -39,6 +41,14 @@ enum SimulatorControl {
                     let device = try await device(call.arguments[0].objectPathValue, in: simulator)
                     let recorded = await device.recordHits(Int(call.arguments[1].uint32Value ?? 0))
                     return [.uint32(UInt32(recorded))]
+                },
+                DBusMethod(
+                    "StreamNotifications", inputs: [DBusArgument("device", "o"), DBusArgument("count", "u")],
+                    outputs: [DBusArgument("sent", "u")], dispatch: .concurrent
+                ) { call in
+                    let device = try await device(call.arguments[0].objectPathValue, in: simulator)
+                    let sent = await device.streamNotifications(Int(call.arguments[1].uint32Value ?? 0))
+                    return [.uint32(UInt32(clamping: sent))]
                 },
                 DBusMethod("Reboot", inputs: [DBusArgument("device", "o")]) { call in
                     try await device(call.arguments[0].objectPathValue, in: simulator).reboot()

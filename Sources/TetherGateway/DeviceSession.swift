@@ -148,6 +148,7 @@ final class DeviceSession: Sendable {
                 $0.framesReceived += 1
                 $0.lastSeenAt = now
             }
+            if configuration.trace != nil { trace(.received(address: address, value)) }
             await execute(state.link!.received(value, at: now), &state)
 
         case .linkDown(let number):
@@ -239,7 +240,7 @@ final class DeviceSession: Sendable {
                 do {
                     let values = try await link.writer.write(bytes)
                     counters.withLock { $0.framesSent += UInt64(values) }
-                    trace(.wrote(address: address, bytes))
+                    if configuration.trace != nil { trace(.wrote(address: address, bytes)) }
                 } catch {
                     // The link is going or gone; the session hears `disconnected` when it is.
                     await abandon("write to RX failed: \(error)")

@@ -30,12 +30,17 @@ public actor Gateway {
     private var sessions: [String: DeviceSession] = [:]
     private var sessionTasks: [String: Task<Void, Never>] = [:]
     private var linkSetups: [String: Task<Void, Never>] = [:]
+    private var linkSetupNumbers: [String: UInt64] = [:]
     private var nextLinkNumber: UInt64 = 0
     private var statuses: [String: DeviceStatus] = [:]
     private var lastErrors: [String: String] = [:]
     private var seen: [String: Seen] = [:]
     private var serials: [String: String] = [:]
     private var scanning = false
+    /// Whether this connection holds a discovery session in BlueZ (for a scan, or to find wanted devices).
+    private var discovering = false
+    private var shuttingDown = false
+    private var pairingDiscovery = false
     private var scanResultsByAddress: [String: ScanResult] = [:]
     private var dirty: Set<String> = []
     private var published: [String: GatewayDevice] = [:]
@@ -85,33 +90,29 @@ public actor Gateway {
         loadAdoptedDevices()
         let tree = tree
         let driver = driver
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
+        // Unstructured on purpose: cancelling `run()` must not cancel these, because the graceful shutdown still
+        // needs the mirror (to see Connected=false), the driver and the commit completions.
+        let workers = [
+            Task {
                 // A failed synchronisation (BlueZ gone mid-call) is retried; the mirror must not stay stale.
                 while !Task.isCancelled {
                     do { try await tree.run() } catch {}
                     try? await Task.sleep(for: .milliseconds(200))
                 }
-            }
-            group.addTask { await driver.run(treeEvents: driverTreeEvents, disconnections: disconnections) }
-            group.addTask {
-                for await event in driver.eventStream { await self.driverEvent(event) }
-            }
-            group.addTask {
-                for await event in ownTreeEvents { await self.treeEvent(event) }
-            }
-            group.addTask { await self.publishChanges() }
-            group.addTask {
-                // Until cancelled: an AsyncStream that never yields ends its iteration on cancellation.
-                let (never, keep) = AsyncStream.makeStream(of: Void.self)
-                for await _ in never {}
-                keep.finish()
-                // Graceful shutdown runs outside the cancelled task so its D-Bus calls and waits are not cut.
-                await Task { await self.shutDownGracefully() }.value
-            }
-            await group.next()
-            group.cancelAll()
-        }
+            },
+            Task { await driver.run(treeEvents: driverTreeEvents, disconnections: disconnections) },
+            Task { for await event in driver.eventStream { await self.driverEvent(event) } },
+            Task { for await event in ownTreeEvents { await self.treeEvent(event) } },
+            Task { await self.publishChanges() },
+        ]
+        // Until cancelled: an AsyncStream that never yields ends its iteration on cancellation.
+        let (never, keep) = AsyncStream.makeStream(of: Void.self)
+        for await _ in never {}
+        keep.finish()
+        // Graceful shutdown runs outside the cancelled task so its D-Bus calls and waits are not cut short.
+        await Task { await self.shutDownGracefully() }.value
+        for worker in workers { worker.cancel() }
+        for worker in workers { await worker.value }
         running = false
     }
 
@@ -157,10 +158,16 @@ public actor Gateway {
             session.finish()
         }
         for task in sessionTasks.values { await task.value }
-        if scanning { try? await adapter.stopDiscovery() }
+        sessions.removeAll()
+        sessionTasks.removeAll()
+        linkSetups.removeAll()
+        shuttingDown = true
         scanning = false
+        try? await updateDiscovery()
         try? await agent?.unregister()
         agent = nil
+        for address in knownAddresses() { markDirty(address) }
+        flushChanges()
         for subscriber in changeSubscribers.values { subscriber.finish() }
         for subscriber in scanSubscribers.values { subscriber.finish() }
         changeSubscribers.removeAll()
@@ -263,6 +270,7 @@ public actor Gateway {
         while !Task.isCancelled {
             do { try await clock.sleep(configuration.changeInterval) } catch { return }
             flushChanges()
+            try? await updateDiscovery()
         }
     }
 
@@ -335,11 +343,18 @@ public actor Gateway {
                 }
                 session.send(.linkUp(link))
             } catch is CancellationError {
-                return
             } catch {
                 await driver.abandonLink(address, reason: "link set-up failed: \(error)")
             }
+            await self.linkSetupFinished(address, number: number)
         }
+        linkSetupNumbers[address] = number
+    }
+
+    private func linkSetupFinished(_ address: String, number: UInt64) {
+        guard linkSetupNumbers[address] == number else { return }
+        linkSetups[address] = nil
+        linkSetupNumbers[address] = nil
     }
 
     private func treeEvent(_ event: BlueZObjectTree.Event) async {
@@ -355,7 +370,9 @@ public actor Gateway {
         case .bluezRestarted(let owner):
             bluezAvailable = owner != nil
             agent = nil
-            if scanning { scanning = false }
+            // The old bluetoothd's discovery session died with it.
+            scanning = false
+            discovering = false
         case .deviceAdded(let path, let properties):
             noteSeen(path, properties, adding: true)
         case .deviceChanged(let path, let changed, _):
@@ -398,23 +415,47 @@ public actor Gateway {
     public func startScan() async throws(GatewayError) {
         guard bluezAvailable else { throw .unavailable("org.bluez is not on the bus") }
         guard !scanning else { return }
-        do {
-            try await adapter.setDiscoveryFilter(DiscoveryFilter(transport: .le, duplicateData: true))
-            try await adapter.startDiscovery()
-        } catch {
-            throw .unavailable("StartDiscovery failed: \(error)")
-        }
-        scanning = true
         scanResultsByAddress.removeAll()
+        scanning = true
+        do {
+            try await updateDiscovery()
+        } catch {
+            scanning = false
+            throw error
+        }
     }
 
     public func stopScan() async throws(GatewayError) {
         guard scanning else { return }
         scanning = false
+        try await updateDiscovery()
+    }
+
+    /// Holds a discovery session while someone scans, or while an adopted device is missing from BlueZ (removed
+    /// after InProgress, or not bonded and so not reloaded after a bluetoothd restart): BlueZ only exports it
+    /// again, and so only connects it, once it has been seen advertising.
+    private func updateDiscovery() async throws(GatewayError) {
+        guard bluezAvailable else { return }
+        var needed = scanning || pairingDiscovery
+        if !needed && !shuttingDown && !wanted.isEmpty {
+            let exported = await tree.devices
+            needed = wanted.contains { exported[adapter.devicePath(address: $0)] == nil }
+        }
+        guard needed != discovering else { return }
         do {
-            try await adapter.stopDiscovery()
+            if needed {
+                try await adapter.setDiscoveryFilter(DiscoveryFilter(transport: .le))
+                try await adapter.startDiscovery()
+            } else {
+                try await adapter.stopDiscovery()
+            }
+            discovering = needed
+        } catch BlueZError.inProgress where needed {
+            discovering = true
+        } catch BlueZError.failed where !needed {
+            discovering = false  // "No discovery started": already stopped
         } catch {
-            throw .unavailable("StopDiscovery failed: \(error)")
+            throw .unavailable("\(needed ? "StartDiscovery" : "StopDiscovery") failed: \(error)")
         }
     }
 
@@ -507,18 +548,18 @@ public actor Gateway {
         if let config { sessions[address]?.send(.desiredConfig(config)) }
     }
 
+    /// Makes sure BlueZ knows the device before `Pair`: discovery until it is exported, at most 10 s.
     private func discoverIfNeeded(_ device: Device) async throws(GatewayError) {
         if await tree.devices[device.path] != nil { return }
         let events = await tree.events()
-        let startedHere = !scanning
-        if startedHere {
-            do { try await adapter.startDiscovery() } catch { throw .unavailable("StartDiscovery failed: \(error)") }
-        }
+        pairingDiscovery = true
+        defer { pairingDiscovery = false }
+        try await updateDiscovery()
+        let path = device.path
         let found: Bool
-        if await tree.devices[device.path] != nil {
+        if await tree.devices[path] != nil {
             found = true
         } else {
-            let path = device.path
             found =
                 (try? await withThrowingTaskGroup(of: Bool.self) { group in
                     group.addTask {
@@ -535,8 +576,7 @@ public actor Gateway {
                     return try await group.next() ?? false
                 }) ?? false
         }
-        if startedHere { try? await adapter.stopDiscovery() }
-        guard found else { throw .unknownDevice("\(device.address ?? device.path.rawValue) (not seen within 10 s)") }
+        guard found else { throw .unknownDevice("\(device.address ?? path.rawValue) (not seen within 10 s)") }
     }
 
     static func isAddress(_ text: String) -> Bool {
@@ -548,7 +588,6 @@ public actor Gateway {
 
     /// Tasks the gateway still holds: sessions, link set-ups, and BlueZ calls of the driver. Zero after `run()`.
     public func outstandingWork() async -> (sessions: Int, linkSetups: Int, bluezCalls: Int) {
-        linkSetups = linkSetups.filter { !$0.value.isCancelled }
         return (sessions.count, linkSetups.count, await driver.pendingOperationCount)
     }
 }

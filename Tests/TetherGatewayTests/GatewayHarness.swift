@@ -62,13 +62,15 @@ struct GatewayHarness {
     static func start(
         simulated: SimulatedBlueZ, directory: URL, configuration: GatewayConfiguration,
         limits: StorageLimits = StorageLimits(maximumDatabaseBytes: nil, minimumFreeDiskBytes: nil),
-        databaseName: String = "gateway.sqlite"
+        databaseName: String = "gateway.sqlite", committer: GroupCommitter.Configuration = .init()
     ) async throws -> GatewayHarness {
         var databaseConfiguration = GatewayDatabase.Configuration()
         databaseConfiguration.limits = limits
         let database = try GatewayDatabase(
             path: directory.appendingPathComponent(databaseName).path, configuration: databaseConfiguration)
-        let storage = GatewayStorage(database: database)
+        let storage = GatewayStorage(
+            database: database,
+            committer: GroupCommitter(service: ConsumptionService(database: database), configuration: committer))
         let trace = TraceRecorder()
         var configuration = configuration
         configuration.trace = { trace.record($0) }

@@ -77,8 +77,21 @@ public final class GatewayControl: Sendable {
         return gateway
     }
 
+    /// The gateway once it has read BlueZ's objects, waiting a little for a daemon that has just started (a
+    /// `tether pair` right after `systemctl start` should not fail for that); after `bound` the gateway answers
+    /// for itself (`Unavailable` while BlueZ is absent).
+    private func readyGateway(bound: Duration = .seconds(5)) async throws -> Gateway {
+        let gateway = try requireGateway()
+        // Polled: `Gateway.waitUntilReady()` cannot be cancelled, and BlueZ may never come.
+        let deadline = ContinuousClock.now + bound
+        while !(await gateway.status().bluezAvailable), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return gateway
+    }
+
     func startScan() async throws {
-        try await gatewayCall { try await requireGateway().startScan() }
+        try await gatewayCall { try await readyGateway().startScan() }
     }
 
     func stopScan() async throws {
@@ -92,10 +105,10 @@ public final class GatewayControl: Sendable {
 
     func pair(address: String, prompt: PairingPromptClient) async throws -> DBusValue {
         let normalized = try Self.address(address)
-        let gateway = try requireGateway()
+        let gateway = try await readyGateway()
         let forwarder = PairingPromptForwarder(prompt: prompt)
         do {
-            let device = try await gateway.pair(address: normalized, delegate: forwarder)
+            let device = try await pairRetryingWhileStarting(gateway, normalized, forwarder)
             logger.notice("device paired", metadata: ["address": "\(normalized)"])
             let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: normalized) }
             return ControlRecords.device(gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial))
@@ -106,27 +119,53 @@ public final class GatewayControl: Sendable {
         }
     }
 
+    /// The gateway marks BlueZ available before its agent is registered (it registers right after reading
+    /// the objects), so a `Pair` in that moment hears `Unavailable`; within the first seconds that answer is
+    /// retried. The gateway refuses before any BlueZ call in that case, so a retry repeats nothing.
+    private func pairRetryingWhileStarting(_ gateway: Gateway, _ address: String, _ delegate: PairingPromptForwarder) async throws -> GatewayDevice {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let outcome: Result<GatewayDevice, GatewayError>
+            do {
+                outcome = .success(try await gateway.pair(address: address, delegate: delegate))
+            } catch {
+                outcome = .failure(error)
+            }
+            switch outcome {
+            case .success(let device):
+                return device
+            case .failure(.unavailable) where ContinuousClock.now < deadline && delegate.promptFailure == nil:
+                try await Task.sleep(for: .milliseconds(200))
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
     func forget(_ identifier: String) async throws {
         let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: identifier) }
-        if let gateway, await gateway.device(identifier) != nil || record?.address != nil {
+        var forgotten = false
+        if let gateway {
             do {
+                // The gateway disconnects it, removes it from BlueZ and marks it unpaired in the registry.
                 try await gateway.forget(record?.address ?? identifier)
+                forgotten = true
             } catch GatewayError.unknownDevice {
-                // Not supervised by the gateway: the store's part below is all there is.
+                // Not supervised by the gateway (never adopted, or no address yet): the store's part is all there is.
             } catch {
                 throw Self.map(error)
             }
         }
-        guard let record else {
-            if gateway != nil { return }
-            throw ControlError.unknownDevice(identifier)
+        if let record {
+            var random = SystemRandomNumberGenerator()
+            try storeCall { () throws(StoreError) in
+                try store.registry.setPairingState(.unpaired, serial: record.serial, at: store.now, using: &random)
+            }
+            forgotten = true
         }
-        var random = SystemRandomNumberGenerator()
-        try storeCall { () throws(StoreError) in
-            try store.registry.setPairingState(.unpaired, serial: record.serial, at: store.now, using: &random)
-        }
+        guard forgotten else { throw ControlError.unknownDevice(identifier) }
         sync?.localWrite()
-        logger.notice("device forgotten", metadata: ["serial": "\(record.serial)"])
+        logger.notice("device forgotten", metadata: ["device": "\(record?.serial ?? identifier)"])
     }
 
     private func gatewayCall<T>(_ body: () async throws -> T) async throws -> T {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 
 /// `tetherd [--config PATH] [--check-config]`. Exit status: 0 after a clean stop or a valid configuration, 1 when
 /// the configuration is refused or the daemon fails.
@@ -29,6 +30,9 @@ public struct DaemonCommand: AsyncParsableCommand {
             print("\(config): configuration is valid")
             return
         }
+        // Libraries that make their own Logger (label only) log the same way, at the configured level.
+        let level = configuration.log.level.loggerLevel
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, level: level) }
         do {
             try await TetherDaemon(configuration: configuration).run()
         } catch {

@@ -6,7 +6,8 @@ import TetherSync
 /// Turns what the gateway and the sync engine report into signals, metrics and sync triggers:
 /// device changes → `DeviceChanged`, frame and event counters, the connected-devices gauge, and `localWrite()`
 /// when a device's stored events grew; scan results → `ScanResult`; finished syncs → `SyncFinished` and the
-/// sync counters.
+/// sync counters. Settings from the backend reach connected devices: after a sync that applied changes, and
+/// for a device seen for the first time since start (its settings are fetched once, docs/sync.md).
 struct GatewayObserver: Service {
     let gateway: Gateway?
     let sync: SyncService<ContinuousClock>?
@@ -45,6 +46,15 @@ struct GatewayObserver: Service {
                     "last_error": "\(device.lastError ?? "-")",
                 ])
             }
+            if previous?.serial == nil, let serial = device.serial, let sync, let gateway {
+                Task {
+                    do {
+                        if try await sync.engine.refreshSettings(serial: serial) { try? await gateway.desiredSettingsChanged(serial: serial) }
+                    } catch {
+                        logger.info("could not fetch the backend's settings for a device", metadata: ["serial": "\(serial)", "error": "\(error)"])
+                    }
+                }
+            }
             if let previous, device.eventsStored > previous.eventsStored {
                 metrics.eventsCommitted.increment(by: Int(clamping: device.eventsStored - previous.eventsStored))
                 sync?.localWrite()
@@ -63,6 +73,12 @@ struct GatewayObserver: Service {
                 logger.info("sync finished", metadata: [
                     "pushed": "\(report.push.commandsSent)", "pulled": "\(report.pull.changes)", "trigger": "\(report.trigger.rawValue)",
                 ])
+            }
+            if report.pull.applied > 0, let gateway {
+                // The feed may have changed desired settings: the gateway sends them to connected devices.
+                for device in await gateway.devices() {
+                    if let serial = device.serial { try? await gateway.desiredSettingsChanged(serial: serial) }
+                }
             }
             hub.current?.syncFinished(finished)
         }

@@ -78,7 +78,7 @@ public struct TetherDaemon: Sendable {
             RetentionService(
                 retention: Retention(database: database, policy: RetentionPolicy(keepSynced: configuration.storage.retention)),
                 interval: configuration.storage.retentionInterval, clock: WallClock.now, logger: storeLogger),
-            StoreSampler(store: store, metrics: metrics, health: health, interval: .seconds(5), logger: storeLogger),
+            StoreSampler(store: store, metrics: metrics, health: health, interval: .seconds(5), logger: storeLogger, notifier: notifier),
         ]
 
         // The device sessions: BlueZ on the configured bus, events through the daemon's one group committer.

@@ -11,6 +11,8 @@ struct StoreSampler: Service {
     let health: HealthState
     let interval: Duration
     let logger: Logger
+    /// systemd's STATUS= line (`systemctl status tetherd` shows it).
+    let notifier: SystemdNotifier
 
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
@@ -34,6 +36,9 @@ struct StoreSampler: Service {
             metrics.eventsStored.record(summary.eventsStored)
             metrics.storageAccepting.record(summary.storageAccepting ? 1 : 0)
             health.setStore(ok: true, reason: summary.storageAccepting ? nil : "storage is refusing new data")
+            try? notifier.status(
+                "\(summary.eventsStored) events stored; outbox \(summary.outbox.pending + summary.outbox.failed) pending, "
+                    + "\(summary.outbox.deadLetter) dead; storage \(summary.storageState)")
         } catch {
             health.setStore(ok: false, reason: "database unreadable: \(error)")
             logger.error("cannot sample the store", metadata: ["error": "\(error)"])
