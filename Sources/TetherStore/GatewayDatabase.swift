@@ -146,8 +146,12 @@ public final class GatewayDatabase: Sendable {
     public func transaction<T>(_ body: () throws -> T) throws(StoreError) -> T {
         do {
             return try write { db in
-                openTransaction.withLock { $0 = (pthread_self(), Unmanaged.passUnretained(db)) }
-                defer { openTransaction.withLock { $0 = nil } }
+                // A transaction inside another joins it (as a savepoint) and leaves it open when it ends.
+                let outer = openTransaction.withLock { open in
+                    defer { open = (pthread_self(), Unmanaged.passUnretained(db)) }
+                    return open
+                }
+                defer { openTransaction.withLock { $0 = outer } }
                 return try body()
             }
         } catch {

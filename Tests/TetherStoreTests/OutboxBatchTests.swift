@@ -121,8 +121,11 @@ struct OutboxBatchTests {
 
         try database.transaction {
             try outbox.complete(leases, now: simulationStart)
+            // A nested transaction joins the outer one and leaves it open.
+            try database.transaction { try cursors.set("inner", to: "1", at: simulationStart) }
             try cursors.set("feed", to: "18", at: simulationStart)
         }
+        #expect(try cursors.value("inner") == "1")
         #expect(try cursors.value("feed") == "18")
         #expect(try outbox.counts().total == 0)
         #expect(try service.event(EventKey(serial: "S", bootCounter: 1, sequence: 0))?.syncedAt == simulationStart.nanoseconds)
