@@ -270,6 +270,11 @@ package.targets += [
     .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
 ]
 
+// The simulator-start harness the older BlueZ suites duplicated now comes from BlueZTestSupport.
+for target in package.targets where ["BlueZTests", "BlueZSimulatorTests"].contains(target.name) {
+    target.dependencies.append("BlueZTestSupport")
+}
+
 // MARK: - tetherd (issue 6, daemon half)
 // Kept as one appended block so merges with the other branches' Package.swift changes stay mechanical.
 

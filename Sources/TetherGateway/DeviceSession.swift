@@ -49,22 +49,26 @@ final class DeviceSession: Sendable {
     private let configuration: GatewayConfiguration
     private let clock: GatewayClock
     private let abandon: @Sendable (String) async -> Void
+    private let named: @Sendable (String) async -> Void
     private let changed: @Sendable () -> Void
     private let inputs: AsyncStream<Input>.Continuation
     private let stream: AsyncStream<Input>
 
     /// - Parameters:
     ///   - abandon: disconnect the device (the session ordered it, or a write failed); the reason in words.
+    ///   - named: the device's DEVICE_INFO is durably stored under this serial (the gateway updates the registry).
     ///   - changed: the counters changed (the gateway republishes the snapshot).
     init(
         address: String, storage: GatewayStorage, configuration: GatewayConfiguration, clock: GatewayClock,
-        abandon: @escaping @Sendable (String) async -> Void, changed: @escaping @Sendable () -> Void
+        abandon: @escaping @Sendable (String) async -> Void, named: @escaping @Sendable (String) async -> Void,
+        changed: @escaping @Sendable () -> Void
     ) {
         self.address = address
         self.storage = storage
         self.configuration = configuration
         self.clock = clock
         self.abandon = abandon
+        self.named = named
         self.changed = changed
         (stream, inputs) = AsyncStream.makeStream(of: Input.self)
     }
@@ -182,7 +186,7 @@ final class DeviceSession: Sendable {
                 }
                 if let serial = serial(in: batch), state.adoptedSerial != serial {
                     state.adoptedSerial = serial
-                    adopt(serial: serial, at: now)
+                    await named(serial)
                     if let config = try? storage.settings.configToApply(serial: serial) {
                         await execute(state.link!.desiredConfigChanged(config, at: now), &state)
                     }
@@ -308,14 +312,6 @@ final class DeviceSession: Sendable {
             if case .deviceInfo(let info, _) = item { return info.serial }
         }
         return nil
-    }
-
-    /// The device named itself on a link the gateway opened because it was adopted: the registry links the
-    /// address to the serial and records the pairing (the backend hears of it through the outbox).
-    private func adopt(serial: String, at now: LinkInstant) {
-        var random = SystemRandomNumberGenerator()
-        try? storage.registry.recordAddress(address, serial: serial, at: now, using: &random)
-        try? storage.registry.setPairingState(.paired, serial: serial, at: now, using: &random)
     }
 
     private func trace(_ event: GatewayTrace) {

@@ -315,10 +315,22 @@ public actor Gateway {
         let session = DeviceSession(
             address: address, storage: storage, configuration: configuration, clock: clock,
             abandon: { reason in await driver.abandonLink(address, reason: reason) },
+            named: { [weak self] serial in await self?.deviceNamed(address, serial: serial) },
             changed: { [weak self] in Task { await self?.markDirty(address) } })
         sessions[address] = session
         sessionTasks[address] = Task { await session.run() }
         return session
+    }
+
+    /// The device's DEVICE_INFO is durably stored: the registry links the address to the serial and records the
+    /// pairing (the backend hears of it through the outbox) — unless it was forgotten meanwhile.
+    private func deviceNamed(_ address: String, serial: String) {
+        serials[address] = serial
+        guard wanted.contains(address) else { return }
+        var random = SystemRandomNumberGenerator()
+        let now = clock.linkNow()
+        try? storage.registry.recordAddress(address, serial: serial, at: now, using: &random)
+        try? storage.registry.setPairingState(.paired, serial: serial, at: now, using: &random)
     }
 
     /// After Connect: set the link up (bounded) and hand it to the device's session; on failure disconnect, and
