@@ -268,7 +268,7 @@ done
 read_status
 read -r stored dead < <(status_field events_stored outbox_dead)
 read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
-read -r reboots refused < <("$python" "$helper" field "$work/load.json" reboots refused)
+read -r reboots drops refused < <("$python" "$helper" field "$work/load.json" reboots drops refused)
 read -r released held < <("$python" "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
 duplicates=$((rows - distinct + (stored > created ? stored - created : 0) + (distinct > created ? distinct - created : 0)))
 lost=$((created > distinct ? created - distinct : 0))
@@ -282,7 +282,8 @@ printf '  %-48s %8s\n' "events created by the devices (tether-sim)" "$created" \
     "duplicates" "$duplicates" \
     "lost" "$lost" \
     "dead letters" "$dead" \
-    "device reboots injected" "$reboots"
+    "device reboots injected" "$reboots" \
+    "link drops seen (reboots and random disconnects)" "$drops"
 ((refused > 0)) && echo "  (the firmware refused $refused hits because its memory was full; they were never created)"
 if $drained && ((created > 0 && released == created && held == 0 && stored == created && distinct == created &&
     duplicates == 0 && lost == 0 && dead == 0)); then

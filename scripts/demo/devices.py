@@ -59,6 +59,9 @@ def load(address, state_path, addresses, seed=7, hits_per_second=3.0, reboot_eve
     created = {a: 0 for a in addresses}
     refused = {a: 0 for a in addresses}
     reboots = 0
+    # Link drops seen by sampling each device's `connected` every tick (a short outage can slip between samples).
+    drops = 0
+    was_connected = {a: False for a in addresses}
     started = time.monotonic()
     next_reboot = started + reboot_every
     tick = 0.25
@@ -69,15 +72,19 @@ def load(address, state_path, addresses, seed=7, hits_per_second=3.0, reboot_eve
                 recorded = int(control.RecordHits(dbus.ObjectPath(device_path(a)), dbus.UInt32(wanted)))
                 created[a] += recorded
                 refused[a] += wanted - recorded
+        for a in addresses:
+            connected = bool(control.GetStatistics(dbus.ObjectPath(device_path(a))).get("connected", False))
+            drops += was_connected[a] and not connected
+            was_connected[a] = connected
         if time.monotonic() >= next_reboot:
             control.Reboot(dbus.ObjectPath(device_path(rng.choice(addresses))))
             reboots += 1
             next_reboot += reboot_every
         write_state(state_path, {"created": sum(created.values()), "per_device": created, "refused": sum(refused.values()),
-                                 "reboots": reboots, "running": True})
+                                 "reboots": reboots, "drops": drops, "running": True})
         time.sleep(tick)
     write_state(state_path, {"created": sum(created.values()), "per_device": created, "refused": sum(refused.values()),
-                             "reboots": reboots, "running": False})
+                             "reboots": reboots, "drops": drops, "running": False})
 
 
 def device_stats(address, addresses):
