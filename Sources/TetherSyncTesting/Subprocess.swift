@@ -11,6 +11,10 @@ public enum Subprocess {
         public var description: String
     }
 
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    /// glibc 2.34+ has it, but its header hides it behind _GNU_SOURCE, so Swift's Glibc module does not export it.
+    private static let addCloseFrom: AddCloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
     public static func run(_ executable: String, _ arguments: [String], directory: String? = nil) throws -> (status: Int32, output: String) {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("tether-spawn-\(UUID().uuidString).log").path
         defer { unlink(outputPath) }
@@ -20,6 +24,13 @@ public enum Subprocess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // The child gets stdin, stdout and stderr, nothing else. Without this it inherits every descriptor the test
+        // process has open without CLOEXEC, and a daemon it leaves behind (pg_ctl's postmaster) keeps them open
+        // for good: another test's socket to a child it killed then never reports EOF (the store's crash test
+        // stalled this way when the PostgreSQL suites started their cluster beside it).
+        guard let closeFrom = Self.addCloseFrom else { throw Failure(description: "posix_spawn_file_actions_addclosefrom_np is missing (glibc < 2.34)") }
+        let closing = closeFrom(&actions, 3)
+        guard closing == 0 else { throw Failure(description: "posix_spawn_file_actions_addclosefrom_np: \(String(cString: strerror(closing)))") }
         // `env -C` (coreutils) changes directory before exec: the Glibc module does not export addchdir_np.
         let command = directory.map { ["/usr/bin/env", "-C", $0, executable] } ?? [executable]
         let argv = (command + arguments).map { strdup($0) } + [nil]

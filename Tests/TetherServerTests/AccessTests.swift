@@ -34,7 +34,9 @@ struct AccessTests {
         let record = try #require(try await store.token(id: token.id))
         #expect(record.secretHash == token.secretHash)
         #expect(record.secretHash.count == 32)
-        let secret = String(token.reveal.split(separator: "_").last!)
+        // `tether_<id>_<secret>`: the secret is base64url and may itself contain "_".
+        let secret = String(token.reveal.split(separator: "_", maxSplits: 2).last!)
+        #expect(secret.count == 43)
         let file = try Data(contentsOf: URL(fileURLWithPath: directory + "/s.sqlite")) + ((try? Data(contentsOf: URL(fileURLWithPath: directory + "/s.sqlite-wal"))) ?? Data())
         #expect(file.range(of: Data(secret.utf8)) == nil, "the secret itself is nowhere in the database")
         #expect(!"\(token)".contains(secret), "a token's description hides the secret")
