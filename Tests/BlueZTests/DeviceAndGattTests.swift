@@ -281,7 +281,9 @@ struct AgentTimeoutTests {
             let device = Device(session: harness.session, path: BlueZHarness.passkeyDevice)
             let started = ContinuousClock.now
             await #expect(throws: BlueZError.authenticationCanceled) { try await device.pair() }
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // The agent's 200 ms answer timeout ended it, not pair()'s own 60 s: any bound well under 60 s shows
+            // that; 5 s was missed (5.35 s) when the whole suite loaded the 2 cores.
+            #expect(ContinuousClock.now - started < .seconds(30))
             #expect(try await device.properties().paired == false)
         }
     }

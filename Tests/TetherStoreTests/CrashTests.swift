@@ -16,7 +16,7 @@ struct CrashTests {
         return nil
     }
 
-    @Test("every event the firmware saw ACKed is stored exactly once; the rest arrive after the last kill", .timeLimit(.minutes(3)))
+    @Test("every event the firmware saw ACKed is stored exactly once; the rest arrive after the last kill", .timeLimit(.minutes(6)))
     func killedAtRandomMoments() throws {
         let gatewayExecutable = try #require(Self.gatewayExecutable, "tether-store-crashtest was not built next to the tests")
         let directory = try TemporaryDirectory()
@@ -25,6 +25,10 @@ struct CrashTests {
             gatewayExecutable: gatewayExecutable, databasePath: directory.file("crash.sqlite"), logPath: directory.file("gateway.log"))
         configuration.kills = environment["TETHER_CRASH_KILLS"].flatMap(Int.init) ?? 50
         configuration.seed = environment["TETHER_CRASH_SEED"].flatMap(UInt64.init) ?? 20_261_101
+        // The settle phase ends as soon as the devices are empty; the bound only stops a gateway that never takes
+        // the rest. 30 s was too tight when the whole suite (or other builds) loads the 2 cores: delivery slowed,
+        // nothing was lost (measured: 1,373 events still queued on a device after 30 s with 4 CPU burners).
+        configuration.settleTimeout = .seconds(150)
         let report = CrashDriver.run(configuration)
         let log = (try? String(contentsOfFile: configuration.logPath, encoding: .utf8)) ?? ""
         #expect(report.violations.isEmpty, "\(report.violations.prefix(10))\n\(log.suffix(2000))")
