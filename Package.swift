@@ -62,6 +62,8 @@ let package = Package(
             dependencies: [
                 "TetherReplay",
                 "TetherStore",
+                "TetherControlClient",
+                "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -311,5 +313,25 @@ package.targets += [
             "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "TetherSyncTesting", "TetherServer",
             .product(name: "GRDB", package: "GRDB.swift"),
         ]
+    ),
+]
+
+// MARK: - CLI (issue 6, branch `cli`): the control-API client and the CLI's tests.
+package.products += [.library(name: "TetherControlClient", targets: ["TetherControlClient"])]
+package.targets += [
+    // A client of tetherd's control API (docs/control-api.md): io.tether.Gateway1 calls, records, the D-Bus error
+    // names mapped in one place, and the io.tether.PairingPrompt1 object a caller exports while pairing.
+    .target(name: "TetherControlClient", dependencies: ["DBus"]),
+    // The tether CLI's parsing, help snapshots, the built `tether` against an in-test io.tether.Gateway1 on a private
+    // bus, and end to end against the built tetherd with the BlueZ simulator and tether-server.
+    .testTarget(
+        name: "TetherCLITests",
+        dependencies: [
+            "TetherCLI", "TetherControlClient", "DBus", "BlueZSimulator",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            // Built so the tests can run them: the CLI, and the real daemon and backend for the end-to-end tests.
+            "TetherCommand", "TetherDaemonCommand", "TetherServerCommand",
+        ],
+        exclude: ["HelpSnapshots"]
     ),
 ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need, builds, runs every test suite, checks the sync server against its
-# OpenAPI contract (schemathesis), then a short libFuzzer smoke run of the frame decoder. Exits non-zero if anything
-# fails. `.ci/run` calls this script.
+# OpenAPI contract (schemathesis), a short libFuzzer smoke run of the frame decoder, then a short end-to-end demo
+# (TETHER_DEMO_SECONDS, default 20; 0 skips it) and a check that the demo cleans up when interrupted. Exits non-zero
+# if anything fails. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -28,4 +29,10 @@ fi
 if [ -x Fuzz/run-smoke.sh ] && [ "${TETHER_FUZZ_SECONDS:-20}" != 0 ]; then
     echo "== libFuzzer smoke run (${TETHER_FUZZ_SECONDS:-20} s per target)"
     FUZZ_SECONDS="${TETHER_FUZZ_SECONDS:-20}" Fuzz/run-smoke.sh
+fi
+if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
+    echo "== short end-to-end demo (${TETHER_DEMO_SECONDS:-20} s)"
+    scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
+    echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
+    scripts/demo-interrupt-check.sh
 fi

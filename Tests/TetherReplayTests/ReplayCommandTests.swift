@@ -27,7 +27,7 @@ struct ReplayCommandTests {
         let help = TetherRootCommand.helpMessage(for: ReplayCommand.self)
         #expect(help.contains("--json"))
         #expect(help.contains("--expect"))
-        #expect(TetherRootCommand.helpMessage().contains("Exit status: 0 success, 1 a check failed"))
+        #expect(TetherRootCommand.helpMessage().contains("Exit status:\n  0  success\n  1  the operation failed (refused by tetherd, pairing failed, check failed)"))
     }
 
     @Test("a matching --expect directory succeeds for every fixture")

@@ -25,8 +25,9 @@ struct CrashTests {
             gatewayExecutable: gatewayExecutable, databasePath: directory.file("crash.sqlite"), logPath: directory.file("gateway.log"))
         configuration.kills = environment["TETHER_CRASH_KILLS"].flatMap(Int.init) ?? 50
         configuration.seed = environment["TETHER_CRASH_SEED"].flatMap(UInt64.init) ?? 20_261_101
-        // Devices record hits on the wall clock, so a loaded machine (the whole suite runs in parallel) builds a
-        // bigger backlog before the last kill; the settle bound is for a gateway that stopped delivering, not a race.
+        // The settle phase ends as soon as the devices are empty; the bound only stops a gateway that never takes
+        // the rest. 30 s was too tight when the whole suite (or other builds) loads the 2 cores: delivery slowed,
+        // nothing was lost (measured: 1,373 events still queued on a device after 30 s with 4 CPU burners).
         configuration.settleTimeout = .seconds(150)
         let report = CrashDriver.run(configuration)
         let log = (try? String(contentsOfFile: configuration.logPath, encoding: .utf8)) ?? ""
