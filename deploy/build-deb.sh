@@ -51,21 +51,13 @@ install -m 0644 deploy/tether.toml "$root/etc/tether/tether.toml"
 install -m 0644 deploy/bluez/main.conf "$root/usr/share/doc/tether/bluez-main.conf"
 install -m 0644 deploy/raspberry-pi.md "$root/usr/share/doc/tether/raspberry-pi.md"
 install -m 0644 LICENSE "$root/usr/share/doc/tether/copyright"
-if [ -f docs/man/tether.1 ]; then
-    install -d -m 0755 "$root/usr/share/man/man1"
-    gzip -9n < docs/man/tether.1 > "$root/usr/share/man/man1/tether.1.gz"
-    chmod 0644 "$root/usr/share/man/man1/tether.1.gz"
-fi
-for shell in bash zsh fish; do
-    src="docs/completions/tether.$shell"
-    [ -f "$src" ] || continue
-    case $shell in
-        bash) dest=usr/share/bash-completion/completions/tether ;;
-        zsh) dest=usr/share/zsh/vendor-completions/_tether ;;
-        fish) dest=usr/share/fish/vendor_completions.d/tether.fish ;;
-    esac
-    install -D -m 0644 "$src" "$root/$dest"
-done
+# The man page and completions are generated from the command tree and committed (scripts/generate-cli-docs.sh).
+install -d -m 0755 "$root/usr/share/man/man1"
+gzip -9n < docs/man/tether.1 > "$root/usr/share/man/man1/tether.1.gz"
+chmod 0644 "$root/usr/share/man/man1/tether.1.gz"
+install -D -m 0644 deploy/completions/tether.bash "$root/usr/share/bash-completion/completions/tether"
+install -D -m 0644 deploy/completions/_tether "$root/usr/share/zsh/vendor-completions/_tether"
+install -D -m 0644 deploy/completions/tether.fish "$root/usr/share/fish/vendor_completions.d/tether.fish"
 
 # Runtime dependencies: the Debian package of every shared library the binaries still load (libc, libdbus,
 # libsqlite3, ...), found through dpkg -S, plus the system bus and BlueZ themselves.

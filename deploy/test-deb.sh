@@ -45,6 +45,8 @@ expect /etc/tether 750 root tether
 expect /etc/tether/tether.toml 644 root root
 expect /usr/share/doc/tether/bluez-main.conf 644 root root
 expect /usr/share/doc/tether/raspberry-pi.md 644 root root
+expect /usr/share/man/man1/tether.1.gz 644 root root
+expect /usr/share/bash-completion/completions/tether 644 root root
 
 # The daemon's user: no login shell, member of bluetooth (Debian's BlueZ policy), own group tether.
 entry=$(grep '^tether:' "$root/etc/passwd" || true)
