@@ -67,7 +67,21 @@ struct LinkFaultTests {
         try await SimulatorHarness.with { harness in
             _ = try await harness.control(
                 "InjectFault", [.string("duplicate-notifications"), .variantDictionary(["probability": .double(1)])])
-            let packets = try await Self.helloExchange(harness)
+            // Waits until every other packet (one copy of each) makes a complete frame and its twin has arrived,
+            // not for a time window, so a loaded machine makes it slower but not wrong.
+            let packets = try await Self.afterHello(harness) { notifyFD in
+                var packets: [[UInt8]] = []
+                let deadline = ContinuousClock.now + .seconds(60)
+                func oneCopyEach() -> [[UInt8]] { stride(from: 0, to: packets.count, by: 2).map { packets[$0] } }
+                func complete() throws -> Bool {
+                    guard packets.count >= 2, packets.count % 2 == 0 else { return false }
+                    return try !GattNotifyTests.decodeFrames(oneCopyEach()).isEmpty
+                }
+                while try !complete(), ContinuousClock.now < deadline {
+                    if let packet = try await receivePacket(notifyFD, milliseconds: 1000) { packets.append(packet) }
+                }
+                return packets
+            }
             #expect(packets.count >= 2 && packets.count % 2 == 0)
             #expect(stride(from: 0, to: packets.count - 1, by: 2).allSatisfy { packets[$0] == packets[$0 + 1] })
         }
