@@ -3,7 +3,8 @@
 # then checks files, owners, modes, the daemon's user and groups, that `tetherd --check-config` accepts the shipped
 # example, that the unit file passes `systemd-analyze verify`, and that removal keeps the conffile and the state.
 #
-#   deploy/test-deb.sh [--scratch-path DIR]     (default: .build; debug configuration to reuse the test build)
+#   deploy/test-deb.sh [--scratch-path DIR]     (default: .build; a release build: --static-swift-stdlib and plain
+#   links must not share one configuration directory, and the tests use debug)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=.build
@@ -11,7 +12,7 @@ scratch=.build
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-deb=$(deploy/build-deb.sh --configuration debug --scratch-path "$scratch" --output "$work/out" | tail -n 1)
+deb=$(deploy/build-deb.sh --configuration release --scratch-path "$scratch" --output "$work/out" | tail -n 1)
 echo "== built $deb ($(du -h "$deb" | cut -f1))"
 
 root="$work/root"

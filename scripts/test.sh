@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need, builds, runs every test suite, checks the sync server against its
 # OpenAPI contract (schemathesis), a short libFuzzer smoke run of the frame decoder, then a short end-to-end demo
-# (TETHER_DEMO_SECONDS, default 20; 0 skips it) and a check that the demo cleans up when interrupted. Exits non-zero
-# if anything fails. `.ci/run` calls this script.
+# (TETHER_DEMO_SECONDS, default 20; 0 skips it), a check that the demo cleans up when interrupted, and the .deb
+# installed into a throwaway root. Exits non-zero if anything fails. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -35,4 +35,11 @@ if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
     scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
     echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
     scripts/demo-interrupt-check.sh
+fi
+# deploy/ (issue 6): build the .deb (release, --static-swift-stdlib) and install it into a throwaway root.
+if [ "${TETHER_DEB_TEST:-1}" != 0 ]; then
+    echo "== the .deb installs into a throwaway root (deploy/test-deb.sh)"
+    deploy/test-deb.sh
+else
+    echo "== SKIPPED: the .deb test (TETHER_DEB_TEST=0)"
 fi
