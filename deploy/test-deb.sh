@@ -69,11 +69,15 @@ if ldd "$root/usr/bin/tetherd" | grep -q 'libswiftCore\|libFoundation'; then
 fi
 
 if command -v systemd-analyze >/dev/null; then
-    # verify resolves ExecStart= inside the root; warnings about the missing dbus/bluetooth units are expected
-    # in a root that holds one package, errors in the unit itself are not.
-    out=$(systemd-analyze verify --root="$root" /lib/systemd/system/tetherd.service 2>&1 || true)
-    echo "$out" | grep -vE "bluetooth.service|dbus.service|network-online.target|time-sync.target|multi-user.target|^$" \
-        | grep -iE "error|invalid|unknown|failed|ignoring" && fail "systemd-analyze verify: $out"
+    # verify needs the host's units (sysinit.target, ...): check a copy of the shipped unit whose binaries point
+    # into the throwaway root. Missing dbus/bluetooth units are expected where they are not installed; errors in
+    # the unit itself (unknown or invalid settings, a missing executable) are not.
+    unit_dir="$work/unit"
+    mkdir -p "$unit_dir"
+    sed "s#/usr/bin/tetherd#$root/usr/bin/tetherd#g" "$root/lib/systemd/system/tetherd.service" > "$unit_dir/tetherd.service"
+    out=$(systemd-analyze verify "$unit_dir/tetherd.service" 2>&1 || true)
+    problems=$(echo "$out" | grep -vE "bluetooth.service|dbus.service|network-online.target|time-sync.target|^$" || true)
+    [ -z "$problems" ] || fail "systemd-analyze verify: $problems"
 fi
 
 # Removal keeps the conffile (and, by design, /var/lib/tether) and takes the binaries.
