@@ -169,10 +169,16 @@ public struct SettingsPayload: Codable, Hashable, Sendable {
     public var reportedVersion: Int64?
     public var reported: SettingsDocument?
     public var conflicts: [SettingConflictPayload]
+    /// The gateway's own bookkeeping, which the server ignores: the server's settings version the desired settings
+    /// build on (the push's `base_version`) and the server's desired settings at that version (the base of the
+    /// three-way merge when the server answers 409).
+    public var serverVersion: Int64?
+    public var serverSettings: SettingsDocument?
 
     public init(
         serial: String, desiredVersion: Int64? = nil, desired: SettingsDocument? = nil, desiredChangedBy: SettingsChangeAuthor? = nil,
-        reportedVersion: Int64? = nil, reported: SettingsDocument? = nil, conflicts: [SettingConflictPayload] = []
+        reportedVersion: Int64? = nil, reported: SettingsDocument? = nil, conflicts: [SettingConflictPayload] = [],
+        serverVersion: Int64? = nil, serverSettings: SettingsDocument? = nil
     ) {
         self.serial = serial
         self.desiredVersion = desiredVersion
@@ -181,6 +187,8 @@ public struct SettingsPayload: Codable, Hashable, Sendable {
         self.reportedVersion = reportedVersion
         self.reported = reported
         self.conflicts = conflicts
+        self.serverVersion = serverVersion
+        self.serverSettings = serverSettings
     }
 
     public init(from decoder: any Decoder) throws {
@@ -192,6 +200,8 @@ public struct SettingsPayload: Codable, Hashable, Sendable {
         reportedVersion = try container.decodeIfPresent(Int64.self, forKey: .reportedVersion)
         reported = try container.decodeIfPresent(SettingsDocument.self, forKey: .reported)
         conflicts = try container.decodeIfPresent([SettingConflictPayload].self, forKey: .conflicts) ?? []
+        serverVersion = try container.decodeIfPresent(Int64.self, forKey: .serverVersion)
+        serverSettings = try container.decodeIfPresent(SettingsDocument.self, forKey: .serverSettings)
     }
 
     public var problem: String? {

@@ -157,7 +157,7 @@ public struct DeviceSettingsService: Sendable {
     /// Merges `wanted` with the reported settings against the base; the result becomes the desired settings and
     /// new conflicts replace older ones on the same key. When the device already has everything, the desired
     /// version is confirmed at once (no SET_CONFIG needed).
-    private static func merge(_ wanted: DeviceSettings, into record: inout DeviceSettingsRecord, at now: LinkInstant) throws {
+    static func merge(_ wanted: DeviceSettings, into record: inout DeviceSettingsRecord, at now: LinkInstant) throws {
         let outcome: SettingsMerge.Outcome
         do {
             outcome = try SettingsMerge.merge(base: record.baseSettings, desired: wanted, reported: record.reportedSettings, at: now.nanoseconds)
@@ -193,12 +193,12 @@ public struct DeviceSettingsService: Sendable {
     }
 
     /// A version the device has not reported: SET_CONFIG asks the device to report it (§7.11).
-    private static func nextVersion(after record: DeviceSettingsRecord) -> UInt32 {
+    static func nextVersion(after record: DeviceSettingsRecord) -> UInt32 {
         let highest = max(record.desiredVersion ?? 0, record.reportedVersion ?? 0, record.baseVersion ?? 0)
         return highest == .max ? 1 : highest + 1
     }
 
-    private static func save(_ record: DeviceSettingsRecord, serial: String, in db: Database, context: inout WriteContext) throws {
+    static func save(_ record: DeviceSettingsRecord, serial: String, in db: Database, context: inout WriteContext) throws {
         var record = record
         record.updatedAt = context.now.nanoseconds
         try record.upsert(db)

@@ -11,6 +11,7 @@ enum Migrations {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: v1)
         migrator.registerMigration("v2-outbox-ready-index", migrate: v2OutboxReadyIndex)
+        migrator.registerMigration("v3-settings-server-base", migrate: v3SettingsServerBase)
         return migrator
     }
 
@@ -153,6 +154,16 @@ enum Migrations {
     private static func v2OutboxReadyIndex(_ db: Database) throws {
         try db.execute(sql: """
             CREATE INDEX outboxCommandReady ON outboxCommand(seq) WHERE status IN ('pending', 'failed');
+            """)
+    }
+
+    /// Issue 5 ("409 → for device settings a three-way merge"): a technician's change must carry the server
+    /// version it was based on, captured with the change itself. `serverVersion`/`serverSettings` are the server's
+    /// settings version the local desired settings build on and the server's desired settings at that version.
+    private static func v3SettingsServerBase(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE deviceSettings ADD COLUMN serverVersion INTEGER CHECK (serverVersion >= 0);
+            ALTER TABLE deviceSettings ADD COLUMN serverSettings TEXT CHECK (serverSettings IS NULL OR json_valid(serverSettings));
             """)
     }
 }

@@ -56,11 +56,14 @@ enum OutboxPayloads {
             var reportedVersion: UInt32?
             var reported: DeviceSettings?
             var conflicts: [SettingConflict]
+            var serverVersion: Int64?
+            var serverSettings: DeviceSettings?
         }
         let body = Body(
             serial: serial, desiredVersion: record.desiredVersion, desired: record.desiredSettings,
             desiredChangedBy: record.desiredChangedBy, reportedVersion: record.reportedVersion,
-            reported: record.reportedSettings, conflicts: record.conflicts)
+            reported: record.reportedSettings, conflicts: record.conflicts,
+            serverVersion: record.serverVersion, serverSettings: record.serverSettings)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return String(decoding: try encoder.encode(body), as: UTF8.self)

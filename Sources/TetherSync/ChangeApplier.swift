@@ -13,8 +13,9 @@ import TetherStore
 ///   dangling). `discovered` is no decision and changes nothing.
 /// - device delete: a device this gateway has met is released (`unpaired`); its data stays until synced and pruned.
 /// - settings upsert: for a device this gateway has met, the desired settings are overlaid and merged three ways
-///   with what the device reported (`DeviceSettingsService.changeDesired`); the server's version and settings
-///   are remembered as the base of later pushes. Settings of devices not met here are fetched when they connect
+///   with what the device reported, and become the server base of later changes
+///   (`DeviceSettingsService.applyServerSettings`); while a technician's change is unsent they are not applied
+///   (its push meets them as a 409). The server's latest version is remembered for idempotency. Settings of devices not met here are fetched when they connect
 ///   (`SyncService.refreshSettings`).
 public struct ChangeApplier: Sendable {
     public let registry: DeviceRegistry
@@ -65,14 +66,12 @@ public struct ChangeApplier: Sendable {
             } catch {
                 throw StoreError(.invalidRequest, "settings for \(change.serial): \(error.reason)")
             }
-            var changed = false
-            if !Self.isSatisfied(desired, by: try settingsService.settings(serial: change.serial)) {
-                let author: TetherStore.SettingsAuthor = wanted.changedBy == .technician ? .technician : .backend
-                _ = try settingsService.changeDesired(serial: change.serial, to: desired, by: author, at: now, using: &random)
-                changed = true
-            }
+            // A technician's unsent change keeps its values and its base: its push meets this version as a 409.
+            let author: TetherStore.SettingsAuthor = wanted.changedBy == .technician ? .technician : .backend
+            let outcome = try settingsService.applyServerSettings(
+                serial: change.serial, version: change.version, desired: desired, by: author, at: now, using: &random)
             try versions.setSettings(change.serial, .init(version: change.version, desired: wanted.desired), at: now)
-            return changed
+            return outcome == .applied
         case (.deviceSettings, .delete):
             return false
         }
@@ -101,7 +100,11 @@ public struct ChangeApplier: Sendable {
                 return GateViolation(.notApplied, "settings of \(change.serial) version \(change.version) are not recorded")
             }
             guard recorded.version == change.version, let desired = try? wanted.desired.settings() else { return nil }
-            guard Self.isSatisfied(desired, by: try settingsService.settings(serial: change.serial)) else {
+            let local = try settingsService.settings(serial: change.serial)
+            if let local, local.desiredChangedBy == .technician, (local.serverVersion ?? -1) < change.version {
+                return nil  // held for the technician's unsent change (`applyServerSettings`)
+            }
+            guard Self.isSatisfied(desired, by: local) else {
                 return GateViolation(.notApplied, "the desired settings of \(change.serial) do not hold version \(change.version)")
             }
             return nil

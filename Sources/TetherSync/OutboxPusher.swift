@@ -99,8 +99,10 @@ struct OutboxPusher {
             let command = lease.command
             var baseVersion: Int64?
             if command.entityType == .deviceSettings {
+                // The base the change was made on, captured with it (issue 5); older payloads lack it.
+                let payload = try? JSONDecoder().decode(SettingsPayload.self, from: Data(command.payload.utf8))
                 do {
-                    baseVersion = try versions.settings(command.entityId)?.version
+                    baseVersion = try payload?.serverVersion ?? versions.settings(command.entityId)?.version
                 } catch {
                     throw SyncFailure(.store, "reading the settings version of \(command.entityId): \(error)")
                 }
@@ -222,34 +224,37 @@ struct OutboxPusher {
             if payload.desiredChangedBy == .technician, (known?.version ?? 0) <= version {
                 try versions.setSettings(payload.serial, .init(version: version, desired: payload.desired), at: now())
             }
+            if payload.desiredChangedBy == .technician {
+                try settingsService.acceptServerVersion(
+                    serial: payload.serial, basedOn: payload.serverVersion, version: version, settings: try payload.desired?.settings(), at: now())
+            }
         } catch {
             logger.error("could not record a settings version", metadata: ["serial": "\(payload.serial)", "error": "\(error)"])
         }
     }
 
-    /// docs/sync-api.yaml: a settings conflict is merged three ways — the settings the gateway last took from
-    /// the server (base), the server's settings now, and the gateway's desired settings. Changes on one side
-    /// win; where both sides changed a setting differently, the gateway's value is kept and the disagreement
-    /// logged. The merged settings are queued as a new technician change on top of the server's version, and
-    /// the conflicting command is dropped. Returns whether the merge happened (otherwise the command stays in
-    /// `conflict` for a technician).
+    /// docs/sync-api.yaml and issue 5: a settings conflict is merged three ways — base: the server settings the
+    /// technician's change was based on (carried in its payload), mine: the gateway's desired settings, theirs:
+    /// the server's settings now. Changes on one side win; a setting both sides changed differently becomes a
+    /// visible conflict (`DeviceSettingsService.conflicts()`) holding both values, and the server's value stays
+    /// until someone resolves it. The merged settings are queued as a new technician change on the server's
+    /// version, and the conflicting command is dropped. Returns whether the merge happened (otherwise the
+    /// command stays in `conflict` for a technician).
     private mutating func mergeSettings(_ lease: OutboxLease, _ conflict: CommandResult.Conflict) -> Bool {
         let serial = lease.command.entityId
         do {
             let server: SettingsDocument? = conflict.serverValue == .null ? nil : try conflict.serverValue.decode(SettingsDocument.self)
-            let base = try versions.settings(serial)?.desired.map { try $0.settings() }
-            let local = try settingsService.settings(serial: serial)?.desiredSettings ?? DeviceSettings()
-            var merged = local
-            if let server {
-                let outcome = try SettingsMerge.merge(base: base, desired: try server.settings(), reported: local, at: now().nanoseconds)
-                merged = local.overlaid(with: outcome.settings)
-                for disagreement in outcome.conflicts {
-                    logger.warning("settings changed differently on the server and by a technician: the technician's value is kept",
-                        metadata: ["serial": "\(serial)", "setting": "\(disagreement)"])
-                }
+            let payload = try JSONDecoder().decode(SettingsPayload.self, from: Data(lease.command.payload.utf8))
+            let base = try (payload.serverSettings ?? (payload.serverVersion == nil ? versions.settings(serial)?.desired : nil))?.settings()
+            let disagreements = try settingsService.mergeServerConflict(
+                serial: serial, base: base, serverVersion: conflict.serverVersion, server: try server?.settings(), at: now(), using: &random)
+            for disagreement in disagreements {
+                logger.warning("settings changed differently on the server and by a technician: kept as a conflict",
+                    metadata: ["serial": "\(serial)", "setting": "\(disagreement)"])
             }
-            try versions.setSettings(serial, .init(version: conflict.serverVersion, desired: server), at: now())
-            _ = try settingsService.changeDesired(serial: serial, to: merged, by: .technician, at: now(), using: &random)
+            if (try versions.settings(serial)?.version ?? -1) < conflict.serverVersion {
+                try versions.setSettings(serial, .init(version: conflict.serverVersion, desired: server), at: now())
+            }
             try outbox.discard(id: lease.command.id)
             return true
         } catch {

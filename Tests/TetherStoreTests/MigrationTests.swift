@@ -26,7 +26,7 @@ struct MigrationTests {
     }
 
     /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index"]
+    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -112,6 +112,7 @@ struct MigrationTests {
                     INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, status, attempts, nextAttemptAt, createdAt, updatedAt)
                     VALUES ('0190a000-0000-7000-8000-000000000001', 'consumptionEvent', 'OLD-1/4/1', 'create', '{"serial":"OLD-1"}', 'pending', 0, 1793520010000000000, 1793520010000000000, 1793520010000000000);
                     INSERT INTO syncCursor (name, value, updatedAt) VALUES ('settings', 'etag-17', 1793520010000000000);
+                    INSERT INTO deviceSettings (deviceId, conflicts, updatedAt) VALUES (1, '[]', 1793520010000000000);
                     """)
             }
         }
@@ -124,6 +125,9 @@ struct MigrationTests {
         #expect(seed?.clock.hasAnchor(boot: 4) == true)
         #expect(try Outbox(database: database).counts().pending == 1)
         #expect(try SyncCursors(database: database).value("settings") == "etag-17")
+        // v3: a settings row from before has no server base yet.
+        let settings = try #require(try DeviceSettingsService(database: database).settings(serial: "OLD-1"))
+        #expect(settings.serverVersion == nil && settings.serverSettings == nil)
         // The command queued before v2 is found through v2's ready index.
         var random = SplitMix64(seed: 1)
         let claimed = try Outbox(database: database).claim(limit: 10, now: LinkInstant(nanoseconds: 1793520010000000000), using: &random)

@@ -19,6 +19,11 @@ public struct DeviceSettingsRecord: Codable, Hashable, Sendable, FetchableRecord
     /// The settings at the last sync: what desired and reported last agreed on.
     public var baseVersion: UInt32?
     public var baseSettings: DeviceSettings?
+    /// The server's settings version the desired settings build on, and the server's desired settings at that
+    /// version: the `base_version` of a technician's push and the base of the merge when the server answers 409.
+    /// Captured with each change, so a pull of a newer version before the push does not move it.
+    public var serverVersion: Int64?
+    public var serverSettings: DeviceSettings?
     /// Fields changed differently on both sides since the base; surfaced until someone resolves them.
     public var conflicts: [SettingConflict]
     public var updatedAt: Int64
@@ -58,6 +63,8 @@ public struct DeviceSettingsRecord: Codable, Hashable, Sendable, FetchableRecord
         public static let reportedAt = Column(CodingKeys.reportedAt)
         public static let baseVersion = Column(CodingKeys.baseVersion)
         public static let baseSettings = Column(CodingKeys.baseSettings)
+        public static let serverVersion = Column(CodingKeys.serverVersion)
+        public static let serverSettings = Column(CodingKeys.serverSettings)
         public static let conflicts = Column(CodingKeys.conflicts)
         public static let updatedAt = Column(CodingKeys.updatedAt)
     }
