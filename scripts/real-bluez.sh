@@ -8,7 +8,8 @@
 # Exit status: 0 the scenario passed; 1 it failed (logs, bluetoothd log and btmon trace kept in the run folder);
 # 77 this machine cannot run the VM at all (a loud SKIP line says why; never a silent pass).
 # Environment: TETHER_VM_ACCEL=kvm|tcg (skip the probe), TETHER_VM_CACHE (kernel + initramfs cache),
-# TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_BOOT_SECONDS (bound, 420).
+# TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_CONFIGURATION (release),
+# TETHER_VM_BOOT_SECONDS (bound, 420).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -52,13 +53,14 @@ timing[installs]=$(elapsed "$step")
 # 2. Tether's binaries, statically linked against the Swift runtime (the toolchain is not in the guest).
 step=$(now)
 scratch=${TETHER_VM_SCRATCH:-$repo/.build}
+build_configuration=${TETHER_VM_CONFIGURATION:-release}
 # A scenario names the products it runs on a "# needs:" line.
 read -r -a products <<< "$(sed -n 's/^# needs: *//p' "$harness/scenarios/$scenario.sh" | head -1)"
 for product in "${products[@]+"${products[@]}"}"; do
-    echo "== swift build -c release --static-swift-stdlib --product $product"
-    timeout 1800 swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product"
+    echo "== swift build -c $build_configuration --static-swift-stdlib --product $product"
+    timeout 1800 swift build -c "$build_configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product"
 done
-bin=$(swift build -c release --scratch-path "$scratch" --show-bin-path)
+bin=$(swift build -c "$build_configuration" --scratch-path "$scratch" --show-bin-path)
 timing[build]=$(elapsed "$step")
 
 # 3. Debian 12's kernel, unpacked (never installed on this machine), and an initramfs that mounts the host's
@@ -105,7 +107,7 @@ timing[initramfs]=$(elapsed "$step")
 # 4. The run folder: guest scripts, the scenario and the binaries; the guest writes its results here.
 run=${TETHER_VM_RUN:-$repo/.build/real-bluez/$(date -u +%Y%m%dT%H%M%SZ)-$scenario}
 rm -rf "$run" && mkdir -p "$run/guest" "$run/bin"
-cp "$harness/stage2.sh" "$harness/main.conf" "$run/guest/"
+cp "$harness/stage2.sh" "$harness/main.conf" "$harness/check-tether.py" "$run/guest/"
 cp "$harness/scenarios/$scenario.sh" "$run/guest/scenario.sh"
 cp "$harness"/scenarios/lib.sh "$run/guest/" 2>/dev/null || true
 for product in "${products[@]+"${products[@]}"}"; do cp "$bin/$product" "$run/bin/"; done
