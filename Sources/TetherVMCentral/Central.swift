@@ -49,14 +49,13 @@ public actor Central {
             delegate: passkeys)
         defer { Task { [agent] in try? await agent.unregister() } }
 
-        let progress = await driver.progressEvents()
         let deadline = ContinuousClock.now + configuration.deadline
         var number = 0
         while !(await isDone()) {
             guard ContinuousClock.now < deadline else { throw CentralError.timedOut(await status()) }
             number += 1
             do {
-                try await connectAndServe(number: number, progress: progress, deadline: deadline)
+                try await connectAndServe(number: number, deadline: deadline)
             } catch let error as CentralError {
                 throw error
             } catch {
@@ -70,7 +69,7 @@ public actor Central {
 
     // MARK: - One connection
 
-    private func connectAndServe(number: Int, progress: AsyncStream<Void>, deadline: ContinuousClock.Instant) async throws {
+    private func connectAndServe(number: Int, deadline: ContinuousClock.Instant) async throws {
         let device = try await discover()
         let properties = try await device.properties()
         var pairedNow = false
@@ -92,10 +91,13 @@ public actor Central {
         let useAcquire = number % 2 == 1
         let values: AsyncStream<[UInt8]>
         let mtu: Int
+        // The acquisition closes its socket when released: keep it for the whole connection.
+        var acquisition: NotifyAcquisition?
+        defer { acquisition?.close() }
         if useAcquire {
-            let acquisition = try await tx.acquireNotify()
-            mtu = acquisition.mtu
-            values = acquisition.packets
+            acquisition = try await tx.acquireNotify()
+            mtu = acquisition!.mtu
+            values = acquisition!.packets
         } else {
             values = try await tx.startNotify()
             mtu = try await tx.mtu()
@@ -103,6 +105,7 @@ public actor Central {
         Log.info("connection \(number): \(useAcquire ? "AcquireNotify" : "StartNotify"), MTU \(mtu)")
         var record = ConnectionRecord(number: number, method: useAcquire ? "AcquireNotify" : "StartNotify", mtu: mtu, paired: pairedNow, endedBy: "")
 
+        let progress = await driver.progressEvents()
         await driver.connected(
             mtu: mtu,
             write: { value in try await rx.writeValue(value, type: .command, timeout: .seconds(10)) },

@@ -30,8 +30,10 @@ actor LinkDriver {
     var reportedConfig: DeviceConfig? { session.reportedConfig }
     var deviceInfo: DeviceInfo? { session.deviceInfo }
 
-    /// Yields after every stored batch (the central waits on it for "all hits stored").
+    /// Yields after every stored batch (the central waits on it for "all hits stored"). One stream per
+    /// connection: a cancelled iteration ends an AsyncStream for good, so each connection asks for a new one.
     func progressEvents() -> AsyncStream<Void> {
+        progress?.finish()
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         progress = continuation
         return stream

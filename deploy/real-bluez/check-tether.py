@@ -17,7 +17,9 @@ def check(condition, message):
     if not condition:
         failures.append(message)
 
-facts = [json.loads(line) for line in (work / "peripheral-events.jsonl").read_text().splitlines() if line.strip()]
+events_path = work / "peripheral-events.jsonl"
+check(events_path.exists(), "the peripheral wrote its event log")
+facts = [json.loads(line) for line in events_path.read_text().splitlines() if line.strip()] if events_path.exists() else []
 produced = {(f["boot"], f["sequence"]): (f["duration"], f["intensity"]) for f in facts if f["fact"] == "hit"}
 released = [(f["boot"], f["sequence"]) for f in facts if f["fact"] == "released"]
 summary_path = work / "central-summary.json"

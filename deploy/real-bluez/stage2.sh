@@ -8,7 +8,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t tmpfs tmp /tmp
 mount -t tmpfs run /run
-mount -t tmpfs var /var && mkdir -p /var/lib/bluetooth /var/lib/dbus /var/log /root
+mount -t tmpfs var /var && mkdir -p /var/lib/bluetooth /var/lib/dbus /var/log /root && ln -s /run /var/run
 mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
 echo 1 > /proc/sys/kernel/sysrq
 log() { echo "tether-vm: [$(cut -d' ' -f1 /proc/uptime)] $*" | tee -a /work/guest.log > /dev/console; }
@@ -40,6 +40,10 @@ dbus-daemon --system --nopidfile --nofork --nosyslog > /work/dbus-daemon.log 2>&
 for _ in $(seq 100); do [ -S /run/dbus/system_bus_socket ] && break; sleep 0.1; done
 [ -S /run/dbus/system_bus_socket ] || { finish "FAIL dbus-daemon did not start"; exit 1; }
 phase dbus
+
+# Read btvirt and bluetoothd into the page cache now: a cold start over 9p is what makes btvirt miss the 2 s
+# HCI_Reset bound.
+cat /usr/bin/btvirt /usr/libexec/bluetooth/bluetoothd > /dev/null
 
 # btmon trace of everything (kept when something fails).
 btmon -w /work/btmon.snoop > /dev/null 2>&1 &
