@@ -1,3 +1,4 @@
+import DBus
 import DeviceFirmware
 import Foundation
 import LinkProtocol
@@ -14,6 +15,7 @@ actor DeviceLink {
     private var subscribed = false
     private var linkUp = false
     private var timer: Task<Void, Never>?
+    private var writeSocket: PacketSocket?
     private(set) var released = 0
     private(set) var produced = 0
     private(set) var lastValue: [UInt8] = []
@@ -25,6 +27,7 @@ actor DeviceLink {
     }
 
     var isNotifying: Bool { subscribed }
+    var isWriteAcquired: Bool { writeSocket != nil }
     var storedEvents: Int { firmware.eventStore.count }
     var config: DeviceConfig { firmware.config }
     var bootCounter: UInt16 { firmware.bootCounter }
@@ -46,6 +49,8 @@ actor DeviceLink {
     /// The central's link is gone (Device1.Connected=false on our adapter).
     func centralDisconnected() {
         subscribed = false
+        writeSocket?.shutDown()
+        writeSocket = nil
         endLink("disconnected")
     }
 
@@ -63,6 +68,27 @@ actor DeviceLink {
             log.note("link-up", ["mtu": mtu ?? 23])
         }
         apply(firmware.received(bytes, at: now))
+    }
+
+    /// bluetoothd's `AcquireWrite` (first Write Command on RX): from now on the writes come through a socket, one
+    /// packet each, in order. Method calls would not do: the DBus module runs each handler as its own task, so
+    /// two WriteValue calls can reach this actor in either order and split frames would be reassembled wrongly.
+    func acquireWrite(mtu: Int?) throws -> OwnedFileDescriptor {
+        writeSocket?.shutDown()
+        let (socket, theirs) = try PacketSocket.makePair()
+        writeSocket = socket
+        log.note("write-acquired", ["mtu": mtu ?? 23])
+        Task {
+            for await packet in socket.packets { self.write(packet, mtu: mtu) }
+            self.writeReleased(socket)
+        }
+        return theirs
+    }
+
+    private func writeReleased(_ socket: PacketSocket) {
+        guard writeSocket === socket else { return }
+        writeSocket = nil
+        log.note("write-released")
     }
 
     // MARK: - Facts from the device

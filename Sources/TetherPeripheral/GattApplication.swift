@@ -53,11 +53,20 @@ struct GattApplication: Sendable {
                     await link.write(call.arguments[0].bytesValue ?? [], mtu: mtu)
                     return []
                 },
+                // gatt-api.txt (server): with a WriteAcquired property, bluetoothd asks for a socket at the first
+                // Write Command and sends every later one through it, in order.
+                DBusMethod("AcquireWrite", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]) { call in
+                    let options = call.arguments[0].variantDictionaryValue ?? [:]
+                    let mtu = options["mtu"]?.unwrappingVariants.uint16Value
+                    let descriptor = try await link.acquireWrite(mtu: mtu.map(Int.init))
+                    return [.unixFD(descriptor), .uint16(mtu ?? 23)]
+                },
             ],
             properties: [
                 DBusProperty("UUID", signature: "s") { .string(TetherGatt.rx) },
                 DBusProperty("Service", signature: "o") { .objectPath(servicePath) },
                 DBusProperty("Flags", signature: "as") { .strings(flags) },
+                DBusProperty("WriteAcquired", signature: "b") { .bool(await link.isWriteAcquired) },
             ])
     }
 

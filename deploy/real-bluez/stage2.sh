@@ -17,6 +17,10 @@ finish() {
     echo "$1" > /work/result
     dmesg > /work/dmesg.txt 2>/dev/null
     kill -INT "$(cat /run/btmon.pid 2>/dev/null)" 2>/dev/null
+    kill -TERM "$(cat /run/bluetoothd.pid 2>/dev/null)" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$(cat /run/btmon.pid 2>/dev/null)" 2>/dev/null || break; sleep 0.1; done
+    # Logs were written to the guest's tmpfs (bluetoothd -d over 9p slowed the whole stack down).
+    cp /tmp/bluetoothd.log /tmp/btmon.snoop /work/ 2>/dev/null
     sync
     echo o > /proc/sysrq-trigger
     sleep 10
@@ -46,7 +50,7 @@ phase dbus
 cat /usr/bin/btvirt /usr/libexec/bluetooth/bluetoothd > /dev/null
 
 # btmon trace of everything (kept when something fails).
-btmon -w /work/btmon.snoop > /dev/null 2>&1 &
+btmon -w /tmp/btmon.snoop > /dev/null 2>&1 &
 echo $! > /run/btmon.pid
 
 # btvirt: two LE controllers on one emulated radio. Each must answer the kernel's first HCI_Reset within 2 s;
@@ -79,7 +83,7 @@ done
 echo "$attempt" > /work/btvirt-attempts
 phase btvirt
 
-/usr/libexec/bluetooth/bluetoothd -n -d -f /work/guest/main.conf > /work/bluetoothd.log 2>&1 &
+/usr/libexec/bluetooth/bluetoothd -n -d -f /work/guest/main.conf > /tmp/bluetoothd.log 2>&1 &
 echo $! > /run/bluetoothd.pid
 for _ in $(seq 200); do
     dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 org.freedesktop.DBus.Properties.Get \

@@ -35,5 +35,7 @@ fi
 echo "peripheral exited with $peripheral_status"
 cp /tmp/gateway.sqlite /work/gateway.sqlite 2>/dev/null || true
 
+# bluetoothd's log lives in the guest's tmpfs until the end; the checks read a copy.
+cp /tmp/bluetoothd.log /work/bluetoothd.log
 python3 /work/guest/check-tether.py /work
 [ $central_status = 0 ] && [ $peripheral_status = 0 ]
