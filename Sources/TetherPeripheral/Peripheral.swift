@@ -86,21 +86,23 @@ public actor Peripheral {
         }
     }
 
-    /// The device loses power: the link drops from our side, bluetoothd forgets the application and the
-    /// advertisement, and after a pause the firmware boots again with its unacknowledged events.
+    /// The device loses power: its radio goes off (the link drops, the advertisement ends, nothing can connect),
+    /// the firmware reboots keeping its unacknowledged events, and after a pause the radio, the GATT application
+    /// and the advertisement come back.
     private func powerCycle() async throws {
         log.note("power-off")
         await link.reboot()
         advertising = false
-        try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+        _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
         if registered {
             registered = false
-            try? await bluez(configuration.adapter, BlueZName.gattManager, "UnregisterApplication", [.objectPath(Self.root)])
+            _ = try? await bluez(configuration.adapter, BlueZName.gattManager, "UnregisterApplication", [.objectPath(Self.root)])
         }
-        for central in connectedCentrals {
-            try? await bluez(central.rawValue, BlueZName.device, "Disconnect", [])
-        }
+        let adapter = DBusObjectPath(configuration.adapter)
+        try await setAdapter(adapter, "Powered", false)
         try await Task.sleep(for: configuration.rebootPause)
+        try await setAdapter(adapter, "Powered", true)
+        try await setAdapter(adapter, "Discoverable", true)
         log.note("power-on", ["boot": Int(await link.bootCounter)])
         try await registerApplication()
     }

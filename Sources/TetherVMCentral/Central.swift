@@ -85,7 +85,11 @@ public actor Central {
         try await device.waitUntilServicesResolved(timeout: .seconds(30))
         guard let tx = await characteristic(configuration.txUUID, of: device.path),
             let rx = await characteristic(configuration.rxUUID, of: device.path)
-        else { throw CentralError.missingCharacteristics(device.path.rawValue) }
+        else {
+            // A device still booting can accept the link before its GATT service is back: let go and retry.
+            try? await device.disconnect()
+            throw ConnectionAttemptError.serviceNotYetAvailable(device.path.rawValue)
+        }
 
         // §2.2: subscribe before HELLO. Odd connections take AcquireNotify, even ones StartNotify.
         let useAcquire = number % 2 == 1
@@ -236,16 +240,25 @@ public actor Central {
     }
 }
 
+/// Why one connection attempt failed in a way the next attempt may not.
+enum ConnectionAttemptError: Error, CustomStringConvertible {
+    case serviceNotYetAvailable(String)
+
+    var description: String {
+        switch self {
+        case .serviceNotYetAvailable(let device): "\(device) resolved its services without Tether's (still booting?)"
+        }
+    }
+}
+
 public enum CentralError: Error, CustomStringConvertible {
     case timedOut(String)
     case deviceNotFound(String)
-    case missingCharacteristics(String)
 
     public var description: String {
         switch self {
         case .timedOut(let status): "timed out: \(status)"
         case .deviceNotFound(let adapter): "no Tether device advertised to \(adapter) within 60 s"
-        case .missingCharacteristics(let device): "\(device) has no Tether RX/TX characteristics after services resolved"
         }
     }
 }
