@@ -7,7 +7,8 @@
 #
 # Exit status: 0 the scenario passed; 1 it failed (logs, bluetoothd log and btmon trace kept in the run folder);
 # 77 this machine cannot run the VM at all (a loud SKIP line says why; never a silent pass).
-# Environment: TETHER_VM_ACCEL=kvm|tcg (skip the probe), TETHER_VM_CACHE (kernel + initramfs cache),
+# Environment: TETHER_VM_ACCEL=kvm|tcg (skip the probe), TETHER_VM_LINK=static|shared (see step 2),
+# TETHER_VM_CACHE (kernel + initramfs cache),
 # TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_CONFIGURATION (release),
 # TETHER_VM_BOOT_SECONDS (bound, 420).
 set -euo pipefail
@@ -50,17 +51,29 @@ fi
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not available"
 timing[installs]=$(elapsed "$step")
 
-# 2. Tether's binaries, statically linked against the Swift runtime (the toolchain is not in the guest).
+# 2. Tether's binaries. static (default): release builds with --static-swift-stdlib, as shipped (the toolchain is
+#    not in the guest). shared: the debug build scripts/test.sh already made, with the toolchain's runtime
+#    shared into the guest at the same path (no second compile of the whole package in CI).
 step=$(now)
 scratch=${TETHER_VM_SCRATCH:-$repo/.build}
-build_configuration=${TETHER_VM_CONFIGURATION:-release}
+link=${TETHER_VM_LINK:-static}
+case $link in
+    static) build_flags=(-c "${TETHER_VM_CONFIGURATION:-release}" --static-swift-stdlib) ;;
+    shared) build_flags=(-c "${TETHER_VM_CONFIGURATION:-debug}") ;;
+    *) echo "real-bluez: TETHER_VM_LINK must be static or shared, not '$link'" >&2; exit 2 ;;
+esac
 # A scenario names the products it runs on a "# needs:" line.
 read -r -a products <<< "$(sed -n 's/^# needs: *//p' "$harness/scenarios/$scenario.sh" | head -1)"
 for product in "${products[@]+"${products[@]}"}"; do
-    echo "== swift build -c $build_configuration --static-swift-stdlib --product $product"
-    timeout 1800 swift build -c "$build_configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product"
+    echo "== swift build ${build_flags[*]} --product $product"
+    timeout 1800 swift build "${build_flags[@]}" --scratch-path "$scratch" --product "$product"
 done
-bin=$(swift build -c "$build_configuration" --scratch-path "$scratch" --show-bin-path)
+bin=$(swift build "${build_flags[@]}" --scratch-path "$scratch" --show-bin-path)
+swiftlib=
+if [ "$link" = shared ] && ((${#products[@]})); then
+    swiftlib=$(ldd "$bin/${products[0]}" | awk '/libswiftCore\.so/ { print $3 }' | xargs -r dirname)
+    [ -d "$swiftlib" ] || { echo "real-bluez: cannot find the Swift runtime ${products[0]} links against" >&2; exit 1; }
+fi
 timing[build]=$(elapsed "$step")
 
 # 3. Debian 12's kernel, unpacked (never installed on this machine), and an initramfs that mounts the host's
@@ -121,6 +134,10 @@ qemu_common=(
     -virtfs "local,path=$run,mount_tag=work,security_model=none,multidevs=remap"
 )
 kernel_args="console=ttyS0 panic=-1 loglevel=4"
+if [ -n "$swiftlib" ]; then
+    qemu_common+=(-virtfs "local,path=$swiftlib,mount_tag=swiftlib,security_model=none,readonly=on,multidevs=remap")
+    kernel_args+=" tether.swiftlib=$swiftlib"
+fi
 
 # 5. KVM where it really works (here /dev/kvm exists but a stock kernel hangs under it): a short probe boot.
 step=$(now)

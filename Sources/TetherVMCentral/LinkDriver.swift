@@ -98,7 +98,8 @@ actor LinkDriver {
                 timers[timer]?.cancel()
                 timers[timer] = nil
             case .disconnect(let reason):
-                Log.error("the session ends the link: \(reason)")
+                // §8.7: the session gives up on the link and a reconnect starts over; nothing is lost.
+                Log.warning("the session ends the link: \(reason)")
                 if let disconnect { Task { await disconnect() } }
             case .report(let report):
                 record(report)

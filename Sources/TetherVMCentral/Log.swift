@@ -1,8 +1,10 @@
 import Foundation
 
-/// Timestamped lines on standard output; `error` lines start with "ERROR" so the scenario can find them.
+/// Timestamped lines on standard output. ERROR: the run cannot reach its goal (data at risk, gave up); WARN: the
+/// protocol recovered from something by design (the scenario lists these). The checks look for " ERROR ".
 enum Log {
     static func info(_ message: String) { emit("INFO ", message) }
+    static func warning(_ message: String) { emit("WARN ", message) }
     static func error(_ message: String) { emit("ERROR", message) }
 
     private static func emit(_ level: String, _ message: String) {

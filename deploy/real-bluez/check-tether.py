@@ -62,6 +62,10 @@ check(summary.get("outboxCommands", 0) >= len(produced), f"an outbox command per
 # prefixes its debug lines with "file.c:function()"; error() and info() lines carry no prefix.
 central_errors = [l for l in (work / "central.log").read_text().splitlines() if " ERROR " in l] if (work / "central.log").exists() else []
 check(not central_errors, f"no error lines from the central: {central_errors[:5]}")
+central_warnings = [l for l in (work / "central.log").read_text().splitlines() if " WARN " in l] if (work / "central.log").exists() else []
+lines.append(f"info central warnings (recovered by design): {len(central_warnings)}")
+for line in central_warnings[:10]:
+    lines.append(f"     {line}")
 explained = {
     r"^Bluetooth daemon \d|^Bluetooth management interface|^Terminating$|^Exit$": "start and stop",
     # ControllerMode=le: the BR/EDR profile servers cannot listen on LE-only controllers.
