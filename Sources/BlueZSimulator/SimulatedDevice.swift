@@ -213,7 +213,7 @@ public actor SimulatedDevice {
 
     // MARK: - Pairing
 
-    func pair() async throws {
+    func pair(caller: String) async throws {
         guard !isPaired else { throw BlueZError.alreadyExists }
         guard !pairing else { throw BlueZError.inProgress }
         pairing = true
@@ -226,11 +226,11 @@ public actor SimulatedDevice {
         case .justWorks:
             break
         case .passkey:
-            guard let agent = await agents.pairingAgent() else { throw BlueZError.authenticationFailed }
+            guard let agent = await agents.pairingAgent(for: caller) else { throw BlueZError.authenticationFailed }
             let reply = try await callAgent(agent, "RequestPasskey", [.objectPath(path)])
             guard reply.first?.uint32Value == configuration.passkey else { throw BlueZError.authenticationFailed }
         case .confirmation:
-            guard let agent = await agents.pairingAgent() else { throw BlueZError.authenticationFailed }
+            guard let agent = await agents.pairingAgent(for: caller) else { throw BlueZError.authenticationFailed }
             _ = try await callAgent(agent, "RequestConfirmation", [.objectPath(path), .uint32(configuration.passkey)])
         }
         guard !pairingCanceled else { throw BlueZError.authenticationCanceled }
@@ -602,8 +602,8 @@ extension SimulatedDevice {
                     try await self.disconnect()
                     return []
                 },
-                DBusMethod("Pair") { _ in
-                    try await self.pair()
+                DBusMethod("Pair") { call in
+                    try await self.pair(caller: call.sender)
                     return []
                 },
                 DBusMethod("CancelPairing") { _ in
