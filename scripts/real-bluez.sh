@@ -146,8 +146,9 @@ if [ -z "$accel" ]; then
     accel=tcg
     if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
         probe_log=$run/kvm-probe.console
-        timeout -s KILL 20 qemu-system-x86_64 -accel kvm -cpu host "${qemu_common[@]}" \
-            -serial "file:$probe_log" -append "$kernel_args tether.probe=1" >/dev/null 2>&1 || true
+        # In a subshell so the shell's "Aborted" notice for a qemu that aborts under KVM stays out of the log.
+        (timeout -s KILL 20 qemu-system-x86_64 -accel kvm -cpu host "${qemu_common[@]}" \
+            -serial "file:$probe_log" -append "$kernel_args tether.probe=1" >/dev/null 2>&1) 2>/dev/null || true
         grep -q 'tether-vm: PROBE-OK' "$probe_log" 2>/dev/null && accel=kvm
     fi
 fi
@@ -157,6 +158,7 @@ case $accel in
     *) echo "real-bluez: TETHER_VM_ACCEL must be kvm or tcg, not '$accel'" >&2; exit 2 ;;
 esac
 timing[kvm_probe]=$(elapsed "$step")
+[ "$accel" = tcg ] && echo "== KVM not usable here (probe did not reach the guest); software emulation (TCG)"
 
 # 6. Boot, run, power off: bounded as a whole.
 step=$(now)
