@@ -47,8 +47,11 @@ actor DeviceLink {
     }
 
     /// The central's link is gone (Device1.Connected=false on our adapter).
+    ///
+    /// The subscription stays as BlueZ last reported it: for a bonded central bluetoothd keeps the CCCD across
+    /// connections and calls neither StopNotify at the disconnect nor StartNotify at the reconnect (seen in the
+    /// real-BlueZ VM: the central's StartNotify on its second connection never reached the application).
     func centralDisconnected() {
-        subscribed = false
         writeSocket?.shutDown()
         writeSocket = nil
         endLink("disconnected")

@@ -15,7 +15,6 @@ public actor Peripheral {
     private let advertisement: Advertisement
     private let link: DeviceLink
     private var connectedCentrals: Set<DBusObjectPath> = []
-    private var advertising = false
     private var registered = false
 
     public static let root: DBusObjectPath = "/io/tether/peripheral"
@@ -92,7 +91,6 @@ public actor Peripheral {
     private func powerCycle() async throws {
         log.note("power-off")
         await link.reboot()
-        advertising = false
         _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
         if registered {
             registered = false
@@ -117,14 +115,12 @@ public actor Peripheral {
     private func keepAdvertising() async {
         while !Task.isCancelled {
             if connectedCentrals.isEmpty && registered {
-                if advertising {
-                    _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
-                }
+                // bluetoothd keeps a connectable advertisement registered across a connection (a second
+                // RegisterAdvertisement fails with AlreadyExists), so always unregister first.
+                _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
                 do {
                     _ = try await bluez(configuration.adapter, BlueZName.advertisingManager, "RegisterAdvertisement", [.objectPath(advertisement.path), .variantDictionary([:])])
-                    advertising = true
                 } catch {
-                    advertising = false
                     log.note("advertise-failed", ["error": "\(error)"])
                 }
             }
@@ -133,7 +129,7 @@ public actor Peripheral {
     }
 
     private func advertisementReleased() {
-        advertising = false
+        log.note("advertisement-released")
     }
 
     // MARK: - Facts from bluetoothd
@@ -144,8 +140,6 @@ public actor Peripheral {
         else { return }
         if connected {
             connectedCentrals.insert(signal.path)
-            // A connectable advertisement ends with the connection; do not register it again meanwhile.
-            advertising = false
             log.note("central-connected", ["device": signal.path.rawValue])
         } else {
             connectedCentrals.remove(signal.path)

@@ -109,6 +109,9 @@ public actor Central {
         Log.info("connection \(number): \(useAcquire ? "AcquireNotify" : "StartNotify"), MTU \(mtu)")
         var record = ConnectionRecord(number: number, method: useAcquire ? "AcquireNotify" : "StartNotify", mtu: mtu, paired: pairedNow, endedBy: "")
 
+        // The link's end, however BlueZ reports it: the notification stream may not finish on its own (a StartNotify
+        // stream ends on Notifying=false, which a disconnect need not announce), so Device1 is watched too.
+        let deviceChanges = try await bluez.propertyChanges(device.path, BlueZInterfaceName.device)
         let progress = await driver.progressEvents()
         await driver.connected(
             mtu: mtu,
@@ -119,6 +122,13 @@ public actor Central {
         let linkEnded = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await value in values { await self.driver.received(value) }
+                return true
+            }
+            group.addTask {
+                for await change in deviceChanges
+                where change.changed["Connected"] == .bool(false) || change.changed["ServicesResolved"] == .bool(false) {
+                    return true
+                }
                 return true
             }
             group.addTask {

@@ -24,7 +24,12 @@ actor LinkDriver {
     init(database: GatewayDatabase, desiredConfig: DeviceConfig) {
         service = ConsumptionService(database: database)
         committer = GroupCommitter(service: service, onStatusChange: { status in Log.info("storage status \(status)") })
-        session = LinkSession(desiredConfig: desiredConfig)
+        // Software emulation on a busy host runs the whole stack tens of times slower than hardware: the
+        // defaults (1.5 s per request, §8.7) made the session give up on answers that were merely late.
+        var configuration = LinkSessionConfiguration()
+        configuration.requestTimeout = .seconds(5)
+        configuration.timeSyncTimeout = .seconds(5)
+        session = LinkSession(configuration: configuration, desiredConfig: desiredConfig)
     }
 
     var reportedConfig: DeviceConfig? { session.reportedConfig }

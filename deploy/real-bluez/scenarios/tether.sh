@@ -18,7 +18,7 @@ echo "peripheral started (pid $peripheral)"
 set +e
 timeout 200 /work/bin/tether-vm-central --adapter /org/bluez/hci1 --passkey $passkey \
     --database /tmp/gateway.sqlite --expect-hits $((hits + hits_after_reboot)) \
-    --summary /work/central-summary.json --timeout-seconds 190 > /work/central.log 2>&1
+    --summary /work/central-summary.json --timeout-seconds 170 > /work/central.log 2>&1
 central_status=$?
 set -e
 echo "central exited with $central_status"
