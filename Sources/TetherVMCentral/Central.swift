@@ -198,9 +198,12 @@ public actor Central {
 
     // MARK: - Done and the summary
 
+    /// All expected hits stored, the device holds the desired settings, and every stored hit has its wall-clock
+    /// time (the current boot's time sync has produced an anchor, §9.7).
     private func isDone() async -> Bool {
         guard await driver.storedHits >= configuration.expectedHits else { return false }
-        return await driver.reportedConfig == configuration.desiredConfig
+        guard await driver.reportedConfig == configuration.desiredConfig else { return false }
+        return (try? database.contents().events.allSatisfy { $0.utcNanoseconds != nil }) ?? false
     }
 
     private func status() async -> String {
