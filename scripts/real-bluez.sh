@@ -180,6 +180,7 @@ echo "== timings (s): installs ${timing[installs]}, build ${timing[build]}, kern
 phases
 result=$(cat "$run/result" 2>/dev/null || echo "FAIL no result: qemu exited with status $qemu_status (timeout or crash; see console.log)")
 if [ "$result" = PASS ]; then
+    rm -rf "$run/bin"  # copies of the build (up to ~200 MB for debug binaries); a failed run keeps them
     echo "== real-bluez scenario '$scenario': PASS ($run)"
     cat "$run/summary.txt" 2>/dev/null || true
     exit 0
