@@ -16,6 +16,11 @@ let package = Package(
         .library(name: "TetherStore", targets: ["TetherStore"]),
         .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
         .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
+        .library(name: "SyncContract", targets: ["SyncContract"]),
+        .library(name: "TetherServer", targets: ["TetherServer"]),
+        .library(name: "TetherSync", targets: ["TetherSync"]),
+        .executable(name: "tether-server", targets: ["TetherServerCommand"]),
+        .executable(name: "tether-sync-bench", targets: ["TetherSyncBench"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .executable(name: "tether-sim", targets: ["TetherSimCommand"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
@@ -24,6 +29,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // The device link protocol as a pure, deterministic core: frame codec, reassembly, the gateway's
@@ -49,6 +62,8 @@ let package = Package(
             dependencies: [
                 "TetherReplay",
                 "TetherStore",
+                "TetherControlClient",
+                "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -105,6 +120,100 @@ let package = Package(
         ),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
 
+        // Sync (docs/sync-api.yaml). The wire types shared by the reference server and the gateway: request and
+        // response bodies, problem+json, the opaque cursor and the page checksum. No I/O.
+        .target(
+            name: "SyncContract",
+            dependencies: ["LinkProtocol", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+
+        // The reference sync backend: Hummingbird routes, bearer-token auth (tokens stored hashed), tenant
+        // isolation, idempotent batch apply, the change feed, limits, and SQLite (GRDB) or PostgreSQL storage.
+        .target(
+            name: "TetherServer",
+            dependencies: [
+                "SyncContract", "LinkProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `tether-server serve | token create | settings set | device delete`: a thin entry point.
+        .executableTarget(
+            name: "TetherServerCommand",
+            dependencies: ["TetherServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        // The gateway's sync engine: a Service that pushes the outbox, pulls the change feed, applies it through
+        // TetherStore, gates cursors on integrity checks, and retries with backoff. HTTP via AsyncHTTPClient.
+        .target(
+            name: "TetherSync",
+            dependencies: [
+                "SyncContract", "TetherStore", "LinkProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // Test and benchmark support for sync: a throwaway PostgreSQL cluster from Debian's binaries and an
+        // in-process server on a loopback port. Used by the sync tests and tether-sync-bench, never shipped.
+        .target(
+            name: "TetherSyncTesting",
+            dependencies: [
+                "TetherServer", "SyncContract", "TetherStore", "LinkProtocol",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Drains queued commands to the reference server on loopback (SQLite and PostgreSQL) and measures the
+        // server's ingest with concurrent gateways; run in release.
+        .executableTarget(
+            name: "TetherSyncBench",
+            dependencies: [
+                "TetherSync", "TetherServer", "TetherSyncTesting", "TetherStore", "SyncContract", "LinkProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherServerTests",
+            dependencies: [
+                "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(
+            name: "TetherSyncTests",
+            dependencies: [
+                "TetherSync", "TetherServer", "TetherServerCommand", "TetherSyncTesting", "TetherStore", "SyncContract",
+                "LinkProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         // A BlueZ simulator that bleak accepts: org.bluez on a (private) bus with Adapter1, Device1, GATT objects
         // and AgentManager1 in BlueZ's signal order, each device driven by the real DeviceFirmware model, plus
         // fault injection through io.tether.Simulator1. `tether-sim` is its thin entry point.
@@ -154,4 +263,100 @@ package.targets += [
     ),
     .executableTarget(name: "TetherVMCentralCommand", dependencies: ["TetherVMCentral"]),
     .testTarget(name: "TetherPeripheralTests", dependencies: ["TetherPeripheral", "DBus", "DeviceFirmware", "LinkProtocol"]),
+]
+
+// ---- gateway branch (issue 4): the BlueZ gateway service, its shared simulator harness, tests and benchmark ----
+package.products += [
+    .library(name: "TetherGateway", targets: ["TetherGateway"]),
+    .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
+]
+package.targets += [
+    // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), DeviceSession (notifications →
+    // LinkSession → GroupCommitter, ACK after commit), and the Gateway façade tetherd runs (snapshots, changes,
+    // scan, pair through Agent1, forget, graceful shutdown).
+    .target(
+        name: "TetherGateway",
+        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherStore", "DBus"]
+    ),
+    // A private dbus-daemon with tether-sim on it and a client connection: the harness gateway tests and the
+    // benchmark share (test support, never linked into tetherd).
+    .target(name: "BlueZTestSupport", dependencies: ["BlueZSimulator", "BlueZ", "DBus"]),
+    .testTarget(
+        name: "TetherGatewayTests",
+        dependencies: [
+            "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol",
+            "ConnectionSupervisor",
+        ]
+    ),
+    // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process):
+    // Tether over StartNotify and AcquireNotify vs bleak, same stream, same run. Run in release
+    // (scripts/gateway-bench.sh).
+    .target(name: "GatewayBenchmark", dependencies: ["TetherGateway", "BlueZ", "DBus", "LinkProtocol"]),
+    .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
+]
+
+// The simulator-start harness the older BlueZ suites duplicated now comes from BlueZTestSupport.
+for target in package.targets where ["BlueZTests", "BlueZSimulatorTests"].contains(target.name) {
+    target.dependencies.append("BlueZTestSupport")
+}
+
+// MARK: - tetherd (issue 6, daemon half)
+// Kept as one appended block so merges with the other branches' Package.swift changes stay mechanical.
+
+package.products += [
+    .library(name: "TetherDaemon", targets: ["TetherDaemon"]),
+    .executable(name: "tetherd", targets: ["TetherDaemonCommand"]),
+]
+package.dependencies += [
+    .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    // swift-log, swift-service-lifecycle and hummingbird come from the sync block above.
+]
+package.targets += [
+    // tetherd as a library: the TOML configuration and its checks, the ServiceGroup (store services, device
+    // sessions, sync, control API, metrics), systemd's notify protocol, logging, and the io.tether.Gateway1
+    // control API on D-Bus (docs/control-api.md).
+    .target(
+        name: "TetherDaemon",
+        dependencies: [
+            "DBus", "TetherStore", "LinkProtocol", "TetherGateway", "TetherSync",
+            .product(name: "TOMLKit", package: "TOMLKit"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]
+    ),
+    .executableTarget(name: "TetherDaemonCommand", dependencies: ["TetherDaemon"]),
+    .testTarget(
+        name: "TetherDaemonTests",
+        dependencies: [
+            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "TetherSyncTesting", "TetherServer",
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]
+    ),
+]
+
+// MARK: - CLI (issue 6, branch `cli`): the control-API client and the CLI's tests.
+package.products += [.library(name: "TetherControlClient", targets: ["TetherControlClient"])]
+package.targets += [
+    // A client of tetherd's control API (docs/control-api.md): io.tether.Gateway1 calls, records, the D-Bus error
+    // names mapped in one place, and the io.tether.PairingPrompt1 object a caller exports while pairing.
+    .target(name: "TetherControlClient", dependencies: ["DBus"]),
+    // The tether CLI's parsing, help snapshots, the built `tether` against an in-test io.tether.Gateway1 on a private
+    // bus, and end to end against the built tetherd with the BlueZ simulator and tether-server.
+    .testTarget(
+        name: "TetherCLITests",
+        dependencies: [
+            "TetherCLI", "TetherControlClient", "DBus", "BlueZSimulator",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            // Built so the tests can run them: the CLI, and the real daemon and backend for the end-to-end tests.
+            "TetherCommand", "TetherDaemonCommand", "TetherServerCommand",
+        ],
+        exclude: ["HelpSnapshots"]
+    ),
 ]

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need, builds, runs every test suite, then a short libFuzzer smoke run
-# of the frame decoder. Exits non-zero if anything fails. `.ci/run` calls this script.
+# The test command: installs what the tests need, builds, runs every test suite, checks the sync server against its
+# OpenAPI contract (schemathesis), a short libFuzzer smoke run of the frame decoder, then a short end-to-end demo
+# (TETHER_DEMO_SECONDS, default 20; 0 skips it) and a check that the demo cleans up when interrupted. Exits non-zero
+# if anything fails. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# The sync suites run against a real PostgreSQL (initdb in a temporary directory, as the postgres user when run as
+# root). Without one they would only skip with a warning; here a missing PostgreSQL fails the run.
+export TETHER_REQUIRE_POSTGRES=1
 echo "== swift build --build-tests"
 swift build --build-tests
 echo "== swift test (full log: .build/test-output.txt)"
@@ -15,9 +20,21 @@ if [ "$status" -ne 0 ]; then
     echo "swift test failed with status $status" >&2
     exit "$status"
 fi
+# Conformance (issue 5): schemathesis (pinned, in a venv) checks the live server's answers against docs/sync-api.yaml.
+echo "== conformance: tether-server against docs/sync-api.yaml (scripts/conformance.sh)"
+if ! TETHER_SERVER_BINARY="$(swift build --show-bin-path)/tether-server" scripts/conformance.sh; then
+    echo "conformance FAILED: tether-server's answers do not match docs/sync-api.yaml (see above)" >&2
+    exit 1
+fi
 if [ -x Fuzz/run-smoke.sh ] && [ "${TETHER_FUZZ_SECONDS:-20}" != 0 ]; then
     echo "== libFuzzer smoke run (${TETHER_FUZZ_SECONDS:-20} s per target)"
     FUZZ_SECONDS="${TETHER_FUZZ_SECONDS:-20}" Fuzz/run-smoke.sh
+fi
+if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
+    echo "== short end-to-end demo (${TETHER_DEMO_SECONDS:-20} s)"
+    scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
+    echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
+    scripts/demo-interrupt-check.sh
 fi
 # Real BlueZ: the kernel's Bluetooth stack, btvirt and bluetoothd 5.66 in a qemu VM, with the debug build above
 # (TETHER_VM_LINK=shared: no second compile). About 2.5-3 min under software emulation. Exit 77 means this machine

@@ -106,16 +106,19 @@ public struct Agent: Sendable {
         }
     }
 
+    /// Every method is `.concurrent`: a question waits for a person, and BlueZ's `Cancel` must reach it meanwhile.
     static func interface(_ delegate: any AgentDelegate, timeout: Duration) -> DBusInterface {
         let device1 = DBusArgument("device", "o")
         return DBusInterface(
             name: BlueZInterfaceName.agent,
             methods: [
-                DBusMethod("Release") { _ in
+                DBusMethod("Release", dispatch: .concurrent) { _ in
                     try await ask(timeout) { await delegate.release() }
                     return []
                 },
-                DBusMethod("RequestPasskey", inputs: [device1], outputs: [DBusArgument("passkey", "u")]) { call in
+                DBusMethod(
+                    "RequestPasskey", inputs: [device1], outputs: [DBusArgument("passkey", "u")], dispatch: .concurrent
+                ) { call in
                     let device = try devicePath(of: call)
                     guard let passkey = try await ask(timeout, { await delegate.requestPasskey(device: device) }),
                         passkey <= largestPasskey
@@ -124,7 +127,8 @@ public struct Agent: Sendable {
                 },
                 DBusMethod(
                     "DisplayPasskey",
-                    inputs: [device1, DBusArgument("passkey", "u"), DBusArgument("entered", "q")]
+                    inputs: [device1, DBusArgument("passkey", "u"), DBusArgument("entered", "q")],
+                    dispatch: .concurrent
                 ) { call in
                     guard let passkey = call.arguments[1].uint32Value, let entered = call.arguments[2].uint16Value
                     else { throw BlueZError.reply("InvalidArguments", "Expected (o, u, q)") }
@@ -134,7 +138,9 @@ public struct Agent: Sendable {
                     }
                     return []
                 },
-                DBusMethod("RequestConfirmation", inputs: [device1, DBusArgument("passkey", "u")]) { call in
+                DBusMethod(
+                    "RequestConfirmation", inputs: [device1, DBusArgument("passkey", "u")], dispatch: .concurrent
+                ) { call in
                     guard let passkey = call.arguments[1].uint32Value else {
                         throw BlueZError.reply("InvalidArguments", "Expected (o, u)")
                     }
@@ -145,14 +151,16 @@ public struct Agent: Sendable {
                     guard confirmed else { throw rejected }
                     return []
                 },
-                DBusMethod("RequestAuthorization", inputs: [device1]) { call in
+                DBusMethod("RequestAuthorization", inputs: [device1], dispatch: .concurrent) { call in
                     let device = try devicePath(of: call)
                     guard try await ask(timeout, { await delegate.requestAuthorization(device: device) }) else {
                         throw rejected
                     }
                     return []
                 },
-                DBusMethod("AuthorizeService", inputs: [device1, DBusArgument("uuid", "s")]) { call in
+                DBusMethod(
+                    "AuthorizeService", inputs: [device1, DBusArgument("uuid", "s")], dispatch: .concurrent
+                ) { call in
                     guard let uuid = call.arguments[1].stringValue else {
                         throw BlueZError.reply("InvalidArguments", "Expected (o, s)")
                     }
@@ -162,7 +170,7 @@ public struct Agent: Sendable {
                     }
                     return []
                 },
-                DBusMethod("Cancel") { _ in
+                DBusMethod("Cancel", dispatch: .concurrent) { _ in
                     try await ask(timeout) { await delegate.cancel() }
                     return []
                 },

@@ -78,24 +78,40 @@ public struct GattCharacteristic: Hashable, Sendable {
     /// BlueZ keeps one session per bus connection: two streams on one connection share it, and a `ReadValue`
     /// of this characteristic also shows up here (BlueZ announces read values the same way).
     public func startNotify(timeout: Duration = BlueZSession.defaultTimeout) async throws -> AsyncStream<[UInt8]> {
-        let changes = try await session.propertyChanges(path, BlueZInterfaceName.gattCharacteristic)
-        _ = try await session.call(path, BlueZInterfaceName.gattCharacteristic, "StartNotify", timeout: timeout)
         let session = session
         let path = path
-        return AsyncStream { continuation in
-            let forwarding = Task {
-                for await change in changes {
-                    if let value = change.changed["Value"]?.bytesValue { continuation.yield(value) }
-                    if change.changed["Notifying"] == .bool(false) { break }
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in
-                forwarding.cancel()
-                // Subscriptions end with their owner.
-                Task { _ = try? await session.call(path, BlueZInterfaceName.gattCharacteristic, "StopNotify") }
+        let rule = DBusMatchRule(
+            sender: BlueZSession.serviceName, interface: BlueZInterfaceName.properties, member: "PropertiesChanged",
+            path: path, arguments: [0: BlueZInterfaceName.gattCharacteristic])
+        let values: AsyncStream<[UInt8]>
+        do {
+            // The Value is picked out on the connection's loop thread: one hand-over per notification.
+            values = try await session.connection.signals(
+                matching: rule,
+                onTermination: {
+                    // Subscriptions end with their owner.
+                    Task { _ = try? await session.call(path, BlueZInterfaceName.gattCharacteristic, "StopNotify") }
+                },
+                filter: Self.notificationValue)
+        } catch {
+            throw BlueZError.mapping(error)
+        }
+        _ = try await session.call(path, BlueZInterfaceName.gattCharacteristic, "StartNotify", timeout: timeout)
+        return values
+    }
+
+    /// A Value PropertiesChanged → its bytes; `Notifying=false` (link lost, or StopNotify) ends the stream.
+    @Sendable static func notificationValue(_ signal: DBusSignal) -> DBusSignalFilterResult<[UInt8]> {
+        guard signal.arguments.count >= 2, let entries = signal.arguments[1].dictionaryEntries else { return .skip }
+        var value: [UInt8]?
+        for entry in entries {
+            switch entry.key.stringValue {
+            case "Value"?: value = entry.value.unwrappingVariants.bytesValue
+            case "Notifying"? where entry.value.unwrappingVariants == .bool(false): return .finish
+            default: continue
             }
         }
+        return value.map { .deliver($0) } ?? .skip
     }
 
     /// `AcquireNotify(a{sv})`: notifications on a SOCK_SEQPACKET socket, one value per packet.

@@ -14,6 +14,9 @@ public struct LinkModel: Codable, Hashable, Sendable {
     public var connectMilliseconds: Int = 30
     /// How long service discovery takes after the Connect reply before `ServicesResolved=true`.
     public var serviceDiscoveryMilliseconds: Int = 40
+    /// Lifts the rate limit (benchmarks): every connection event sends all queued notifications, and
+    /// `StreamNotifications` sends as fast as the client's socket (or the bus) takes them.
+    public var unthrottled = false
 
     public init() {}
 
@@ -26,6 +29,7 @@ public struct LinkModel: Codable, Hashable, Sendable {
         connectMilliseconds = try container.decodeIfPresent(Int.self, forKey: .connectMilliseconds) ?? 30
         serviceDiscoveryMilliseconds =
             try container.decodeIfPresent(Int.self, forKey: .serviceDiscoveryMilliseconds) ?? 40
+        unthrottled = try container.decodeIfPresent(Bool.self, forKey: .unthrottled) ?? false
     }
 
     var connectionInterval: Duration { .milliseconds(max(connectionIntervalMilliseconds, 1)) }

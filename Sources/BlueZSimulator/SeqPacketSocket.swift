@@ -61,6 +61,15 @@ final class SeqPacketSocket: Sendable {
         return (sent ?? -1) == bytes.count
     }
 
+    /// Waits up to 50 ms for room in the socket; false if the peer is gone or it stays full (a client that
+    /// stopped reading).
+    func isWritableSoon() -> Bool {
+        descriptor.withDescriptor { fd in
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            return poll(&poller, 1, 50) == 1 && poller.revents & Int16(POLLOUT) != 0
+        } ?? false
+    }
+
     /// Ends the socket from this side (the link dropped): the client reads EOF and the thread finishes.
     func shutDown() {
         descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }

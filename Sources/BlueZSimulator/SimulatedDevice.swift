@@ -54,6 +54,11 @@ public actor SimulatedDevice {
     /// Statistics for tests.
     public private(set) var notificationsSent = 0
     public private(set) var writesReceived = 0
+    /// Every event the firmware forgot because the gateway acknowledged it, in order: the oracle for
+    /// ACK-after-commit (each of them must be in the gateway's database).
+    public private(set) var releasedEvents: [HitEvent] = []
+    /// Events still in the device's flash, waiting for an ACK.
+    public var unacknowledgedEvents: Int { firmware.eventStore.count }
 
     init(
         configuration: DeviceConfiguration, adapterPath: DBusObjectPath, connection: DBusConnection,
@@ -395,7 +400,7 @@ public actor SimulatedDevice {
             switch action {
             case .notify(let value): outbox.append(value)
             case .disconnect: Task { await self.remoteDisconnect() }
-            case .released: break
+            case .released(let events): releasedEvents += events
             }
         }
     }
@@ -423,7 +428,7 @@ public actor SimulatedDevice {
                 return
             }
         }
-        let count = min(outbox.count, max(link.notificationsPerEvent, 1))
+        let count = link.unthrottled ? outbox.count : min(outbox.count, max(link.notificationsPerEvent, 1))
         let batch = outbox.prefix(count)
         outbox.removeFirst(count)
         for value in batch {
@@ -431,6 +436,40 @@ public actor SimulatedDevice {
             sendNotification(value)
             if random.chance(duplicateProbability) { sendNotification(value) }
         }
+    }
+
+    /// Benchmark stream: `count` HIT_EVENT frames (valid link-protocol frames, one per notification, sequence
+    /// numbers counting up) straight to the subscribers, bypassing the firmware. Throttled by the link model
+    /// unless it is `unthrottled`; then an AcquireNotify socket that is full is waited for (nothing is dropped)
+    /// and the bus is given a turn every 64 notifications. Returns how many were sent.
+    func streamNotifications(_ count: Int) async -> Int {
+        guard isConnected, notifySocket != nil || !notifySessions.isEmpty else { return 0 }
+        var sent = 0
+        for index in 0..<count {
+            let hit = HitEvent(
+                eventSequence: UInt32(truncatingIfNeeded: index), bootCounter: 1, ticks: UInt32(truncatingIfNeeded: index * 32),
+                durationMilliseconds: 900, intensity: 50)
+            let value = LinkMessage.hitEvent(hit).frame(version: 1, sequence: SequenceNumber(UInt16(truncatingIfNeeded: index)))
+            guard link.unthrottled else {
+                outbox.append(value)
+                sent += 1
+                continue
+            }
+            txValue = value
+            if let socket = notifySocket {
+                while !socket.send(value) {
+                    guard isConnected, notifySocket === socket, socket.isWritableSoon() else { return sent }
+                    await Task.yield()
+                }
+            }
+            for _ in notifySessions {
+                emit(["Value": .bytes(value)], at: txPath, interface: BlueZInterface.gattCharacteristic)
+            }
+            notificationsSent += 1
+            sent += 1
+            if index % 64 == 63 { await Task.yield() }
+        }
+        return sent
     }
 
     /// To the AcquireNotify socket (one packet per notification) and as Value PropertiesChanged, once per
@@ -594,7 +633,8 @@ extension SimulatedDevice {
         return DBusInterface(
             name: BlueZInterface.device,
             methods: [
-                DBusMethod("Connect") { _ in
+                // BlueZ answers Connect and Pair when the link or the agent has; other calls go on meanwhile.
+                DBusMethod("Connect", dispatch: .concurrent) { _ in
                     try await self.connect()
                     return []
                 },
@@ -602,7 +642,7 @@ extension SimulatedDevice {
                     try await self.disconnect()
                     return []
                 },
-                DBusMethod("Pair") { call in
+                DBusMethod("Pair", dispatch: .concurrent) { call in
                     try await self.pair(caller: call.sender)
                     return []
                 },

@@ -15,7 +15,10 @@ import Foundation
 ///   - `bluetoothd-restart` {`downtime_ms` u, default 500}: replies first, then restarts in the background.
 /// - `RecordHits(o device, u count) -> u recorded`: the user takes hits; the firmware sends them if connected.
 /// - `Reboot(o device)`: same as the `reboot` fault.
-/// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u.
+/// - `StreamNotifications(o device, u count) -> u sent`: benchmark stream of `count` HIT_EVENT frames, one per
+///   notification, bypassing the firmware (see `LinkModel.unthrottled`).
+/// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u,
+///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash).
 enum SimulatorControl {
     static let path = DBusObjectPath("/io/tether/simulator")
     static let interfaceName = "io.tether.Simulator1"
@@ -39,6 +42,14 @@ enum SimulatorControl {
                     let recorded = await device.recordHits(Int(call.arguments[1].uint32Value ?? 0))
                     return [.uint32(UInt32(recorded))]
                 },
+                DBusMethod(
+                    "StreamNotifications", inputs: [DBusArgument("device", "o"), DBusArgument("count", "u")],
+                    outputs: [DBusArgument("sent", "u")], dispatch: .concurrent
+                ) { call in
+                    let device = try await device(call.arguments[0].objectPathValue, in: simulator)
+                    let sent = await device.streamNotifications(Int(call.arguments[1].uint32Value ?? 0))
+                    return [.uint32(UInt32(clamping: sent))]
+                },
                 DBusMethod("Reboot", inputs: [DBusArgument("device", "o")]) { call in
                     try await device(call.arguments[0].objectPathValue, in: simulator).reboot()
                     return []
@@ -54,6 +65,10 @@ enum SimulatorControl {
                             "paired": .bool(await device.isPaired),
                             "notifications_sent": .uint32(UInt32(clamping: await device.notificationsSent)),
                             "writes_received": .uint32(UInt32(clamping: await device.writesReceived)),
+                            // The device's side of exactly-once: events forgotten after the gateway's ACK, and
+                            // events still in flash waiting for one.
+                            "events_released": .uint32(UInt32(clamping: await device.releasedEvents.count)),
+                            "events_unacknowledged": .uint32(UInt32(clamping: await device.unacknowledgedEvents)),
                         ])
                     ]
                 },

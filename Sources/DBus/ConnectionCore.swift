@@ -25,7 +25,7 @@ final class ConnectionCore {
     private var connection: OpaquePointer?
     private var isDisconnected = false
     private var pendingCalls: [UInt32: PendingCall] = [:]
-    private var subscriptions: [SignalRouter.SubscriptionID: AsyncStream<DBusSignal>.Continuation] = [:]
+    private var subscriptions: [SignalRouter.SubscriptionID: SignalSink] = [:]
     private var router = SignalRouter()
 
     private init(loop: ConnectionLoop, objectServer: DBusObjectServer) {
@@ -244,10 +244,10 @@ final class ConnectionCore {
     func subscribe(
         id: SignalRouter.SubscriptionID,
         rule: DBusMatchRule,
-        continuation: AsyncStream<DBusSignal>.Continuation,
+        sink: SignalSink,
         ready: @escaping (Result<Void, any Error>) -> Void
     ) {
-        subscriptions[id] = continuation
+        subscriptions[id] = sink
         let commands = router.add(id, rule: rule)
         callBus("AddMatch", [.string(rule.text)]) { [weak self] result in
             switch result {
@@ -255,7 +255,7 @@ final class ConnectionCore {
                 ready(.success(()))
             case .failure(let error):
                 self?.forgetSubscription(id, sendRemoveMatch: false)
-                continuation.finish()
+                sink.finish()
                 ready(.failure(error))
             }
         }
@@ -296,7 +296,7 @@ final class ConnectionCore {
 
     private func deliver(_ deliveries: [SignalRouter.Delivery]) {
         for delivery in deliveries {
-            subscriptions[delivery.subscription]?.yield(delivery.signal)
+            subscriptions[delivery.subscription]?.deliver(delivery.signal)
         }
     }
 

@@ -88,26 +88,42 @@ public struct DBusArgument: Hashable, Sendable {
     }
 }
 
-/// An exported method. The handler runs as its own task, off the connection's loop thread.
+/// An exported method. The handler runs off the connection's loop thread.
+///
+/// By default calls are handled in the order each sender sent them: a sender's next ordered call starts once its
+/// previous one has been answered (the D-Bus specification makes no promise here, but clients such as bleak
+/// pipeline `WriteValue` calls and expect BlueZ's in-order handling). A method whose handler waits for another
+/// party (a person answering a pairing prompt, a remote device) is declared `.concurrent`, so it neither waits
+/// behind nor holds up the sender's other calls (`CancelPairing` must reach a `Pair` that is still waiting).
 public struct DBusMethod: Sendable {
     /// Returns the output values (matching `outputs`) or throws: a thrown `DBusError` is sent with its name and
     /// message, any other error as `org.freedesktop.DBus.Error.Failed`.
     public typealias Handler = @Sendable (DBusMethodCall) async throws -> [DBusValue]
 
+    public enum Dispatch: Hashable, Sendable {
+        /// After every earlier ordered call of the same sender has been answered.
+        case orderedPerSender
+        /// At once, as its own task, concurrently with anything else.
+        case concurrent
+    }
+
     public let name: String
     public let inputs: [DBusArgument]
     public let outputs: [DBusArgument]
+    public let dispatch: Dispatch
     public let handler: Handler
 
     public init(
         _ name: String,
         inputs: [DBusArgument] = [],
         outputs: [DBusArgument] = [],
+        dispatch: Dispatch = .orderedPerSender,
         handler: @escaping Handler
     ) {
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
+        self.dispatch = dispatch
         self.handler = handler
     }
 

@@ -1,11 +1,41 @@
 /// How the object server answers a method call: routing to the standard interfaces or to a handler, with the
 /// standard error names for everything that does not resolve.
 extension DBusObjectServer {
-    /// Called on the loop thread for every method call; the work happens in a task.
+    /// Called on the loop thread for every method call, in the order the bus delivered them; the work happens in
+    /// a task. Ordered calls (the default) of one sender run one after another; `.concurrent` ones at once.
     func dispatch(_ call: DBusMethodCall, replyTo address: ReplyAddress) {
+        guard dispatchMode(of: call) == .orderedPerSender else {
+            Task {
+                let outcome = await self.outcome(of: call)
+                self.reply(to: address, with: outcome)
+            }
+            return
+        }
+        let mustStart = senderQueues.withLock { $0.enqueue(SenderQueues.Entry(call: call, address: address)) }
+        guard mustStart else { return }
         Task {
-            let outcome = await self.outcome(of: call)
-            self.reply(to: address, with: outcome)
+            // This task owns the sender's turn until its queue is empty.
+            var current: SenderQueues.Entry? = SenderQueues.Entry(call: call, address: address)
+            while let entry = current {
+                let outcome = await self.outcome(of: entry.call)
+                self.reply(to: entry.address, with: outcome)
+                current = self.senderQueues.withLock { $0.next(of: call.sender) }
+            }
+        }
+    }
+
+    /// How the method a call reaches wants to be dispatched. Standard interfaces and calls that resolve to nothing
+    /// are ordered (their answers are immediate).
+    private func dispatchMode(of call: DBusMethodCall) -> DBusMethod.Dispatch {
+        registry.withLock { registry in
+            guard let interfaces = registry.objects[call.path] else { return .orderedPerSender }
+            let method: DBusMethod?
+            if let name = call.interface {
+                method = interfaces.first { $0.name == name }?.method(named: call.member)
+            } else {
+                method = interfaces.lazy.compactMap { $0.method(named: call.member) }.first
+            }
+            return method?.dispatch ?? .orderedPerSender
         }
     }
 

@@ -8,11 +8,15 @@ import Synchronization
 /// `InterfacesAdded` / `InterfacesRemoved`, listing Introspectable and Properties with empty dictionaries beside
 /// the real interfaces as BlueZ does.
 ///
-/// Method handlers, getters and setters run as tasks, never on the connection's loop thread, and may run
-/// concurrently with each other; D-Bus allows replies in any order.
+/// Method handlers, getters and setters run as tasks, never on the connection's loop thread. Calls of one sender
+/// are handled in the order it sent them unless a method is declared `.concurrent` (see `DBusMethod`).
 public final class DBusObjectServer: Sendable {
     let loop: ConnectionLoop
     let registry = Mutex(ObjectRegistry())
+    let senderQueues = Mutex(SenderQueues())
+
+    /// Senders with an ordered call running or waiting (zero when idle; for leak checks).
+    public var sendersWithPendingCalls: Int { senderQueues.withLock { $0.activeSenders } }
 
     init(loop: ConnectionLoop) {
         self.loop = loop

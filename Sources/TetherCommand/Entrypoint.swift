@@ -1,8 +1,9 @@
+import Foundation
 import TetherCLI
 
 @main
 enum Entrypoint {
     static func main() async {
-        await TetherRootCommand.main()
+        exit(await TetherMain.run(Array(CommandLine.arguments.dropFirst())))
     }
 }

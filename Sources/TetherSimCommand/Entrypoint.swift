@@ -30,6 +30,9 @@ struct TetherSim: AsyncParsableCommand {
     @Option(help: "Without --config: the seed of every random choice.")
     var seed: UInt64 = 1
 
+    @Flag(help: "Lift the link model's rate limit (benchmarks): notifications go as fast as the client takes them.")
+    var unthrottled = false
+
     func validate() throws {
         guard (bus != nil) != startPrivateBus else {
             throw ValidationError("Give exactly one of --bus and --start-private-bus.")
@@ -37,8 +40,9 @@ struct TetherSim: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let settings = try config.map(SimulatorConfiguration.load(contentsOf:))
+        var settings = try config.map(SimulatorConfiguration.load(contentsOf:))
             ?? SimulatorConfiguration.generated(count: devices, seed: seed)
+        if unthrottled { settings.link.unthrottled = true }
         let privateBus = startPrivateBus ? try await DBusPrivateBus.start() : nil
         let address = privateBus?.address ?? bus ?? ""
         let simulator = try await BlueZSimulator.start(configuration: settings, bus: .address(address))

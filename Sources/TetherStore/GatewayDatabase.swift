@@ -65,6 +65,8 @@ public final class GatewayDatabase: Sendable {
     private let writer: any DatabaseWriter
     /// A connection of its own for WAL checkpoints, so that they never run inside a commit (file only).
     private let checkpointer: DatabaseQueue?
+    /// Set while `transaction(_:)` runs its body: the thread running it and its connection.
+    private let openTransaction = Locked<(thread: pthread_t, database: Unmanaged<Database>)?>(nil)
 
     /// Opens (creating if needed) the database file and brings its schema up to date.
     public init(path: String, configuration: Configuration = Configuration()) throws(StoreError) {
@@ -132,12 +134,55 @@ public final class GatewayDatabase: Sendable {
         return grdb
     }
 
+    // MARK: - One transaction across services
+
+    /// Runs `body` in ONE write transaction: every call `body` makes on this database's services (on this
+    /// thread) joins it, reads see its writes, and a throw rolls all of it back. For writes that must be atomic
+    /// across services, such as the sync engine applying a pulled page and moving the feed cursor past it.
+    ///
+    /// `body` blocks the writer: keep it to store calls, no I/O. Each service call inside is a savepoint, so a
+    /// call that fails undoes only itself if `body` catches the error.
+    @discardableResult
+    public func transaction<T>(_ body: () throws -> T) throws(StoreError) -> T {
+        do {
+            return try write { db in
+                // A transaction inside another joins it (as a savepoint) and leaves it open when it ends.
+                let outer = openTransaction.withLock { open in
+                    defer { open = (pthread_self(), Unmanaged.passUnretained(db)) }
+                    return open
+                }
+                defer { openTransaction.withLock { $0 = outer } }
+                return try body()
+            }
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
+    /// The connection of the transaction `transaction(_:)` has open, when the caller runs inside it.
+    private func joinedTransaction() -> Database? {
+        openTransaction.withLock { open in
+            guard let open, pthread_equal(open.thread, pthread_self()) != 0 else { return nil }
+            return open.database.takeUnretainedValue()
+        }
+    }
+
     // MARK: - Access for this module's services
 
     @discardableResult
     func write<T>(_ updates: (Database) throws -> T) throws(StoreError) -> T {
         do {
+            if let db = joinedTransaction() {
+                var result: T?
+                try db.inSavepoint {
+                    result = try updates(db)
+                    return .commit
+                }
+                return result!
+            }
             return try writer.write(updates)
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError(error)
         }
@@ -145,7 +190,11 @@ public final class GatewayDatabase: Sendable {
 
     func read<T>(_ value: (Database) throws -> T) throws(StoreError) -> T {
         do {
+            // Inside `transaction(_:)`, a read must see the transaction's own writes: read on its connection.
+            if let db = joinedTransaction() { return try value(db) }
             return try writer.read(value)
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError(error)
         }

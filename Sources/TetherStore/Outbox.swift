@@ -29,6 +29,38 @@ public struct OutboxLease: Hashable, Sendable {
     public var command: OutboxCommandRecord
     public var token: String
     public var expiresAt: LinkInstant
+
+    /// A lease is only as good as the row it names: `complete`/`fail` check `token` against the stored one.
+    public init(command: OutboxCommandRecord, token: String, expiresAt: LinkInstant) {
+        self.command = command
+        self.token = token
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A claimed command that did not go through, for `Outbox.fail(_:now:using:)` and `Outbox.settle`.
+public struct OutboxFailure: Hashable, Sendable {
+    public var lease: OutboxLease
+    public var error: String
+    public var kind: OutboxFailureKind
+
+    public init(_ lease: OutboxLease, error: String, kind: OutboxFailureKind = .transient) {
+        self.lease = lease
+        self.error = error
+        self.kind = kind
+    }
+}
+
+/// What `Outbox.settle` did with a pushed batch.
+public struct OutboxSettlement: Hashable, Sendable {
+    /// Commands that left the outbox.
+    public var completed = 0
+    /// The new status of each failure, in the order given; `nil` where the lease was no longer held.
+    public var failed: [OutboxCommandRecord.Status?] = []
+    /// Leases no longer held (expired and released or claimed again): nothing was changed for them.
+    public var lost: [OutboxLease] = []
+
+    public init() {}
 }
 
 /// What the backend said about a command that did not go through.
@@ -90,6 +122,9 @@ public struct Outbox: Sendable {
 
     /// Claims up to `limit` ready commands, oldest first, at most one per entity, each leased until
     /// `now + leaseDuration`. Expired leases are released first.
+    ///
+    /// One set-based statement: the ready commands are found through `outboxCommandReady` (push order, stopping
+    /// at the limit) and updated in place, so a claim touches only the rows it takes, whatever is queued behind.
     public func claim(limit: Int, now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> [OutboxLease] {
         guard limit > 0 else { return [] }
         let token = UUIDv7.lowercaseString(UUIDv7.make(at: now, using: &random))
@@ -97,66 +132,120 @@ public struct Outbox: Sendable {
         let maximumAttempts = policy.maximumAttempts
         return try database.write { db in
             try Self.releaseExpiredLeases(db, now: now, maximumAttempts: maximumAttempts)
-            let ready = try OutboxCommandRecord.fetchAll(db, sql: """
-                SELECT * FROM outboxCommand AS o
-                WHERE o.status IN ('pending', 'failed') AND o.nextAttemptAt <= ?
-                  AND NOT EXISTS (
-                    SELECT 1 FROM outboxCommand AS p
-                    WHERE p.entityType = o.entityType AND p.entityId = o.entityId AND p.seq < o.seq)
-                ORDER BY o.seq
-                LIMIT ?
-                """, arguments: [now.nanoseconds, limit])
-            return try ready.map { command in
-                var command = command
-                command.status = .inProgress
-                command.attempts += 1
-                command.firstAttemptAt = command.firstAttemptAt ?? now.nanoseconds
-                command.leaseToken = token
-                command.leaseExpiresAt = expiresAt.nanoseconds
-                command.updatedAt = now.nanoseconds
-                try command.update(db)
-                return OutboxLease(command: command, token: token, expiresAt: expiresAt)
-            }
+            let claimed = try OutboxCommandRecord.fetchAll(db.cachedStatement(sql: """
+                UPDATE outboxCommand
+                SET status = 'in_progress', attempts = attempts + 1, firstAttemptAt = COALESCE(firstAttemptAt, :now),
+                    leaseToken = :token, leaseExpiresAt = :expiresAt, updatedAt = :now
+                WHERE seq IN (
+                    SELECT o.seq FROM outboxCommand AS o INDEXED BY outboxCommandReady
+                    WHERE o.status IN ('pending', 'failed') AND o.nextAttemptAt <= :now
+                      AND NOT EXISTS (
+                        SELECT 1 FROM outboxCommand AS p
+                        WHERE p.entityType = o.entityType AND p.entityId = o.entityId AND p.seq < o.seq)
+                    ORDER BY o.seq
+                    LIMIT :limit)
+                RETURNING *
+                """), arguments: ["now": now.nanoseconds, "token": token, "expiresAt": expiresAt.nanoseconds, "limit": limit])
+            // RETURNING gives rows in no promised order.
+            return claimed.sorted { ($0.seq ?? 0) < ($1.seq ?? 0) }.map { OutboxLease(command: $0, token: token, expiresAt: expiresAt) }
         }
     }
 
     /// The backend applied the command: it leaves the outbox, and its entity is synced if nothing else is queued
     /// for it. Throws `leaseLost` when the lease expired and the command was released or claimed again.
     public func complete(_ lease: OutboxLease, now: LinkInstant) throws(StoreError) {
-        try database.write { db in
-            let command = try Self.leased(db, lease)
-            try command.delete(db)
-            let remaining = try OutboxCommandRecord
-                .filter(OutboxCommandRecord.Columns.entityType == command.entityType && OutboxCommandRecord.Columns.entityId == command.entityId)
-                .fetchCount(db)
-            if remaining == 0, let entity = command.entity { try Self.markSynced(db, entity, at: now) }
-        }
+        let lost = try complete([lease], now: now)
+        guard lost.isEmpty else { throw StoreError(.leaseLost, "the lease on \(lease.command.id) is no longer held") }
+    }
+
+    /// Completes a whole pushed batch in one transaction (one fsync instead of one per command), with the checks
+    /// and effects of `complete(_:now:)` per lease. Leases no longer held are skipped and returned.
+    @discardableResult
+    public func complete(_ leases: [OutboxLease], now: LinkInstant) throws(StoreError) -> [OutboxLease] {
+        let policy = policy
+        return try database.write { db in try Self.settle(db, completing: leases, failing: [], jitterSources: [], policy: policy, now: now).lost }
     }
 
     /// The push failed. Returns the command's new status: `failed` (retry scheduled), `conflict` or `deadLetter`.
     @discardableResult
     public func fail(_ lease: OutboxLease, error: String, kind: OutboxFailureKind = .transient, now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> Status {
-        let jitterSource = random.next()
+        let settled = try settle(completing: [], failing: [OutboxFailure(lease, error: error, kind: kind)], now: now, using: &random)
+        guard let status = settled.failed.first ?? nil else { throw StoreError(.leaseLost, "the lease on \(lease.command.id) is no longer held") }
+        return status
+    }
+
+    /// Fails several commands in one transaction, as `fail(_:error:kind:now:using:)` does each. Returns each new
+    /// status in order, `nil` where the lease was no longer held.
+    @discardableResult
+    public func fail(_ failures: [OutboxFailure], now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> [Status?] {
+        try settle(completing: [], failing: failures, now: now, using: &random).failed
+    }
+
+    /// Records what the backend said about a pushed batch in ONE transaction: `completing` leave the outbox
+    /// (their entities synced when nothing else is queued for them), `failing` are rescheduled, parked or
+    /// dead-lettered. A lease no longer held changes nothing and is reported in `lost`.
+    public func settle(completing: [OutboxLease], failing: [OutboxFailure], now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> OutboxSettlement {
+        guard !completing.isEmpty || !failing.isEmpty else { return OutboxSettlement() }
+        let jitterSources = failing.map { _ in random.next() }
         let policy = policy
         return try database.write { db in
-            var command = try Self.leased(db, lease)
-            command.leaseToken = nil
-            command.leaseExpiresAt = nil
-            command.lastError = error
-            command.updatedAt = now.nanoseconds
-            switch kind {
-            case .transient where command.attempts < policy.maximumAttempts:
-                var jitter = SplitMix64(seed: jitterSource)
-                command.status = .failed
-                command.nextAttemptAt = now.advanced(by: policy.backoff(afterAttempt: command.attempts, using: &jitter)).nanoseconds
-            case .transient, .rejected:
-                command.status = .deadLetter
-            case .conflict:
-                command.status = .conflict
-            }
-            try command.update(db)
-            return command.status
+            try Self.settle(db, completing: completing, failing: failing, jitterSources: jitterSources, policy: policy, now: now)
         }
+    }
+
+    private static func settle(
+        _ db: Database, completing: [OutboxLease], failing: [OutboxFailure], jitterSources: [UInt64], policy: OutboxPolicy, now: LinkInstant
+    ) throws -> OutboxSettlement {
+        var settlement = OutboxSettlement()
+        let delete = try db.cachedStatement(sql: "DELETE FROM outboxCommand WHERE id = ? AND status = 'in_progress' AND leaseToken = ?")
+        let others = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM outboxCommand WHERE entityType = ? AND entityId = ?)")
+        for lease in completing {
+            try delete.execute(arguments: [UUIDv7.lowercaseString(lease.command.id), lease.token])
+            guard db.changesCount == 1 else {
+                settlement.lost.append(lease)
+                continue
+            }
+            settlement.completed += 1
+            let command = lease.command
+            if try Bool.fetchOne(others, arguments: [command.entityType.rawValue, command.entityId]) == false, let entity = command.entity {
+                try Self.markSynced(db, entity, at: now)
+            }
+        }
+        let update = try db.cachedStatement(sql: """
+            UPDATE outboxCommand
+            SET status = ?, nextAttemptAt = COALESCE(?, nextAttemptAt), lastError = ?, updatedAt = ?, leaseToken = NULL, leaseExpiresAt = NULL
+            WHERE id = ? AND status = 'in_progress' AND leaseToken = ?
+            RETURNING status
+            """)
+        for (failure, jitterSource) in zip(failing, jitterSources) {
+            // The attempts count is the one the claim stored: the lease's copy of the row carries it.
+            let attempts = failure.lease.command.attempts
+            let status: Status
+            let nextAttemptAt: Int64?
+            switch failure.kind {
+            case .transient where attempts < policy.maximumAttempts:
+                var jitter = SplitMix64(seed: jitterSource)
+                status = .failed
+                nextAttemptAt = now.advanced(by: policy.backoff(afterAttempt: attempts, using: &jitter)).nanoseconds
+            case .transient, .rejected:
+                status = .deadLetter
+                nextAttemptAt = nil
+            case .conflict:
+                status = .conflict
+                nextAttemptAt = nil
+            }
+            let stored = try String.fetchOne(update, arguments: [
+                status.rawValue, nextAttemptAt, failure.error, now.nanoseconds,
+                UUIDv7.lowercaseString(failure.lease.command.id), failure.lease.token,
+            ])
+            if stored == nil {
+                settlement.failed.append(nil)
+                settlement.lost.append(failure.lease)
+            } else {
+                settlement.failed.append(status)
+            }
+        }
+        return settlement
     }
 
     /// Returns commands whose lease ran out to `pending` (or `deadLetter` when their attempts are spent).
@@ -321,28 +410,19 @@ public struct Outbox: Sendable {
         return db.changesCount
     }
 
-    private static func leased(_ db: Database, _ lease: OutboxLease) throws -> OutboxCommandRecord {
-        guard let command = try OutboxCommandRecord.filter(OutboxCommandRecord.Columns.id == UUIDv7.lowercaseString(lease.command.id)).fetchOne(db),
-            command.status == .inProgress, command.leaseToken == lease.token
-        else {
-            throw StoreError(.leaseLost, "the lease on \(lease.command.id) is no longer held")
-        }
-        return command
-    }
-
     /// The backend has everything about this entity: retention may prune it once it is old enough.
     private static func markSynced(_ db: Database, _ entity: OutboxEntity, at now: LinkInstant) throws {
         switch entity {
         case .consumptionEvent(let key):
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE consumptionEvent SET syncedAt = ?
                 WHERE deviceId = (SELECT id FROM device WHERE serial = ?) AND bootCounter = ? AND sequence = ?
-                """, arguments: [now.nanoseconds, key.serial, key.bootCounter, key.sequence])
+                """).execute(arguments: [now.nanoseconds, key.serial, key.bootCounter, key.sequence])
         case .telemetry(let serial, let kind, let receivedAt):
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE deviceTelemetry SET syncedAt = ?
                 WHERE deviceId = (SELECT id FROM device WHERE serial = ?) AND kind = ? AND receivedAt = ?
-                """, arguments: [now.nanoseconds, serial, kind.rawValue, receivedAt])
+                """).execute(arguments: [now.nanoseconds, serial, kind.rawValue, receivedAt])
         case .device, .deviceSettings:
             break  // never pruned
         }

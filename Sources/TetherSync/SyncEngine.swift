@@ -11,6 +11,7 @@ public actor SyncEngine {
     public nonisolated let configuration: SyncConfiguration
     public nonisolated let client: SyncHTTPClient
     private let outbox: any SyncOutbox
+    private let database: GatewayDatabase
     private let applier: ChangeApplier
     private let cursor: FeedCursor
     private let now: @Sendable () -> LinkInstant
@@ -44,6 +45,7 @@ public actor SyncEngine {
             throw SyncFailure(.configuration, "\(error)")
         }
         self.outbox = outbox
+        self.database = database
         self.applier = ChangeApplier(database: database)
         self.cursor = FeedCursor(cursors: SyncCursors(database: database), name: configuration.cursorName)
         self.now = now
@@ -150,22 +152,28 @@ public actor SyncEngine {
             let violations = IntegrityGate.check(page, requestedAfter: position) { knowledge[$0] ?? .unknown }
             guard violations.isEmpty else { throw gateFailure(violations, &report) }
 
-            for change in page.changes {
-                let applied = try storeCall("applying \(change.kind.rawValue) \(change.serial)") { () throws(StoreError) in
-                    try applier.apply(change, at: now(), using: &random)
-                }
-                if applied { report.pull.applied += 1 }
-            }
-            var afterApply: [GateViolation] = []
-            for change in page.changes {
-                if let violation = try storeCall("verifying \(change.serial)", { () throws(StoreError) in try applier.verify(change) }) {
-                    afterApply.append(violation)
-                }
-            }
-            guard afterApply.isEmpty else { throw gateFailure(afterApply, &report) }
-
             guard let next = SyncCursor(token: page.nextCursor) else { throw gateFailure([GateViolation(.cursor, "unreadable next_cursor")], &report) }
-            try storeCall("committing the cursor") { () throws(StoreError) in try cursor.advance(to: next, at: now()) }
+            // Apply, check and move the cursor in ONE store transaction: a crash or a failed check leaves neither
+            // a half-applied page nor a cursor past changes that are not in the store.
+            var applied = 0
+            var afterApply: [GateViolation] = []
+            do throws(StoreError) {
+                try database.transaction {
+                    for change in page.changes {
+                        if try applier.apply(change, at: now(), using: &random) { applied += 1 }
+                    }
+                    for change in page.changes {
+                        if let violation = try applier.verify(change) { afterApply.append(violation) }
+                    }
+                    // Roll the page back: the store must not keep changes the gate refused.
+                    guard afterApply.isEmpty else { throw StoreError(.invalidRequest, "the integrity gate refused the page") }
+                    try cursor.advance(to: next, at: now())
+                }
+            } catch {
+                guard afterApply.isEmpty else { throw gateFailure(afterApply, &report) }
+                throw SyncFailure(.store, "applying page after \(position): \(error)")
+            }
+            report.pull.applied += applied
             report.pull.cursorAfter = next
             guard page.hasMore else { return }
             guard next > position else {

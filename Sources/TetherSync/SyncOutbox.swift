@@ -3,9 +3,8 @@ import LinkProtocol
 import Synchronization
 import TetherStore
 
-/// The outbox as the sync engine uses it. `StoreOutbox` adapts TetherStore's `Outbox`; the interface settles a
-/// whole pushed batch in one call so that a store able to do it in one transaction can (see the report of issue 5:
-/// `Outbox` settles one command per transaction today).
+/// The outbox as the sync engine uses it. `StoreOutbox` adapts TetherStore's `Outbox`; a whole pushed batch is
+/// settled in one call, which the store turns into one transaction.
 public protocol SyncOutbox: Sendable {
     /// Claims up to `limit` ready commands (oldest first, one per entity), each under a lease.
     func claim(limit: Int, now: LinkInstant) throws(StoreError) -> [OutboxLease]
@@ -49,7 +48,7 @@ public enum LinkFailureMark {
     public static let prefix = "link: "
 }
 
-/// `SyncOutbox` over TetherStore's public `Outbox` API: one transaction per settled command.
+/// `SyncOutbox` over TetherStore's public `Outbox` API: one transaction per claim and per settled batch.
 public final class StoreOutbox: SyncOutbox {
     public let outbox: Outbox
     private let random: Mutex<SplitMix64>
@@ -64,24 +63,27 @@ public final class StoreOutbox: SyncOutbox {
         return try outbox.claim(limit: limit, now: now, using: &generator)
     }
 
+    /// One store transaction for the whole batch (`Outbox.settle`).
     public func settle(_ settlements: [Settlement], now: LinkInstant) throws(StoreError) -> SettleSummary {
-        var summary = SettleSummary()
-        var generator = random.withLock { random in SplitMix64(seed: random.next()) }
+        var completing: [OutboxLease] = []
+        var failing: [OutboxFailure] = []
         for settlement in settlements {
-            do {
-                switch settlement {
-                case .completed(let lease):
-                    try outbox.complete(lease, now: now)
-                    summary.completed += 1
-                case .failed(let lease, let error, let kind):
-                    switch try outbox.fail(lease, error: error, kind: kind, now: now, using: &generator) {
-                    case .failed, .pending, .inProgress: summary.retrying += 1
-                    case .conflict: summary.conflicts += 1
-                    case .deadLetter: summary.deadLetters += 1
-                    }
-                }
-            } catch where error.code == .leaseLost {
-                summary.leasesLost += 1
+            switch settlement {
+            case .completed(let lease): completing.append(lease)
+            case .failed(let lease, let error, let kind): failing.append(OutboxFailure(lease, error: error, kind: kind))
+            }
+        }
+        var generator = random.withLock { random in SplitMix64(seed: random.next()) }
+        let settled = try outbox.settle(completing: completing, failing: failing, now: now, using: &generator)
+        var summary = SettleSummary()
+        summary.completed = settled.completed
+        summary.leasesLost = settled.lost.count
+        for status in settled.failed {
+            switch status {
+            case .failed?, .pending?, .inProgress?: summary.retrying += 1
+            case .conflict?: summary.conflicts += 1
+            case .deadLetter?: summary.deadLetters += 1
+            case nil: break  // counted in `leasesLost`
             }
         }
         return summary

@@ -1,5 +1,6 @@
 import Foundation
 import SyncContract
+import TetherStore
 
 /// What one push phase did.
 public struct PushReport: Hashable, Sendable {
@@ -68,28 +69,72 @@ public enum SyncTrigger: String, Hashable, Sendable, CaseIterable {
     case manual
 }
 
-/// The engine's state for `tether status` and metrics.
+/// The engine's state for `tether status`, the daemon's control API and metrics: a snapshot, cheap to take.
 public struct SyncStatus: Hashable, Sendable {
+    /// The trigger of the sync running now (nil when idle).
+    public var running: SyncTrigger?
     public var lastAttemptAt: Date?
     public var lastSuccessAt: Date?
+    /// The last sync's outcome (nil before the first sync ends).
+    public var lastResult: SyncResult?
+    /// The newest failure (it stays after later successes; `lastResult` says whether the last sync failed).
     public var lastFailure: SyncFailure?
     public var consecutiveFailures = 0
     /// When the next sync starts without a trigger.
     public var nextAttemptAt: Date?
+    /// The gateway's clock against the server's Date header. Reported, never used for cursors.
     public var clockSkew: ClockSkew.Sample?
     public var cursor: SyncCursor?
     public var lastGateViolations: [GateViolation] = []
+    /// The outbox after the last sync: `deadLetter` commands the backend refused for good, `conflict` commands
+    /// parked for a technician, and what is still queued. Nil if the store could not be read.
+    public var outbox: OutboxCounts?
     public var totals = Totals()
 
+    /// Counts since the service started.
     public struct Totals: Hashable, Sendable {
         public var syncs = 0
         public var failures = 0
+        /// Commands sent in push requests (each retry counts again).
+        public var commandsPushed = 0
         public var commandsApplied = 0
         public var duplicates = 0
         public var conflicts = 0
         public var rejected = 0
+        /// Changes received from the feed, and those that altered the store.
+        public var changesPulled = 0
         public var changesApplied = 0
     }
 
     public init() {}
+}
+
+/// The outcome of one finished sync, as the status keeps it.
+public struct SyncResult: Hashable, Sendable {
+    public var trigger: SyncTrigger
+    public var finishedAt: Date
+    public var duration: Duration
+    /// `nil` when the sync completed.
+    public var failure: SyncFailure?
+    public var pushed: Int
+    public var pulled: Int
+
+    public var succeeded: Bool { failure == nil }
+
+    public init(_ report: SyncReport, finishedAt: Date) {
+        trigger = report.trigger
+        self.finishedAt = finishedAt
+        duration = report.duration
+        failure = report.failure
+        pushed = report.push.commandsSent
+        pulled = report.pull.changes
+    }
+}
+
+/// Sent to every `SyncService.finishedEvents()` subscriber when a sync ends.
+public struct SyncFinished: Sendable {
+    /// What the sync did.
+    public var report: SyncReport
+    /// The status right after it (totals, outbox counts, the next attempt).
+    public var status: SyncStatus
 }

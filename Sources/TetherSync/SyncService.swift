@@ -9,6 +9,9 @@ import TetherStore
 /// one at a time on a `SyncEngine`. Triggers: the interval, `localWrite()` after the gateway stored something,
 /// `reconnect()` when the network came back, and `syncNow()`. Stops on graceful shutdown (or cancellation),
 /// returning the commands of an interrupted push to the queue.
+///
+/// For the daemon: add it to the `ServiceGroup`; read `status` for a snapshot; subscribe to `finishedEvents()`
+/// for every sync's outcome (any number of subscribers). docs/sync.md, "Running the engine in a daemon".
 public final class SyncService<C: Clock>: Service, Sendable where C.Duration == Duration {
     public let engine: SyncEngine
     private let clock: C
@@ -29,6 +32,9 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
         var seed: UInt64
         /// `syncNow()` callers waiting for the next sync to finish.
         var waiters: [CheckedContinuation<SyncReport, Never>] = []
+        /// `finishedEvents()` subscribers.
+        var subscribers: [UInt64: AsyncStream<SyncFinished>.Continuation] = [:]
+        var nextSubscriber: UInt64 = 0
         var stopped = false
     }
 
@@ -75,7 +81,29 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
     /// Every sync's report, in order (the newest 256 are kept for a slow reader). One reader.
     public var reports: AsyncStream<SyncReport> { reportStream }
 
+    /// A snapshot of the engine's state (safe from any thread; it does not wait for a running sync).
     public var status: SyncStatus { state.withLock { $0.status } }
+
+    /// A new stream of sync-finished events: one element per sync that ends after this call, for as long as the
+    /// subscriber keeps iterating (the newest `buffer` are kept for a slow one). Finishes when the service stops;
+    /// a subscriber that stops iterating is dropped.
+    public func finishedEvents(buffer: Int = 64) -> AsyncStream<SyncFinished> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncFinished.self, bufferingPolicy: .bufferingNewest(max(1, buffer)))
+        let id: UInt64? = state.withLock { state in
+            guard !state.stopped else { return nil }
+            defer { state.nextSubscriber += 1 }
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
 
     // MARK: - Running
 
@@ -122,12 +150,14 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
                     let trigger = answering.isEmpty ? pendingTrigger : .manual
                     pendingTrigger = .interval
                     schedule.started(at: elapsed())
+                    state.withLock { $0.status.running = trigger }
                     let engine = engine
                     // A graceful shutdown interrupts a long push: its commands go back to the queue.
                     let report = await cancelWhenGracefulShutdown { await engine.sync(trigger: trigger) }
                     let due = schedule.finished(
                         succeeded: report.succeeded, retryAfter: report.failure?.retryAfter, at: elapsed(), using: &random)
-                    record(report, nextIn: due - elapsed(), failures: schedule.consecutiveFailures)
+                    let outbox = try? await engine.outboxCounts()
+                    record(report, outbox: outbox, nextIn: due - elapsed(), failures: schedule.consecutiveFailures)
                     for waiter in answering { waiter.resume(returning: report) }
                     arm(due)
                     if Task.isCancelled { break }
@@ -139,25 +169,35 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
         }
         // Anyone still waiting gets the last word rather than hanging.
         continuation.finish()
-        let waiting = state.withLock { state in
+        let (waiting, subscribers) = state.withLock { state in
             state.stopped = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
+            state.status.running = nil
+            defer {
+                state.waiters.removeAll()
+                state.subscribers.removeAll()
+            }
+            return (state.waiters, Array(state.subscribers.values))
         }
         for waiter in waiting { waiter.resume(returning: Self.stoppedReport) }
+        for subscriber in subscribers { subscriber.finish() }
         reportContinuation.finish()
         await engine.shutdown()
     }
 
-    private func record(_ report: SyncReport, nextIn: Duration, failures: Int) {
-        state.withLock { state in
+    private func record(_ report: SyncReport, outbox: OutboxCounts?, nextIn: Duration, failures: Int) {
+        let (finished, subscribers) = state.withLock { state in
             var status = state.status
             let now = Date()
+            status.running = nil
             status.lastAttemptAt = now
+            status.lastResult = SyncResult(report, finishedAt: now)
+            status.outbox = outbox ?? status.outbox
             status.consecutiveFailures = failures
             status.nextAttemptAt = now.addingTimeInterval(Double(max(nextIn, .zero).nanoseconds) / 1e9)
             status.clockSkew = report.clockSkew ?? status.clockSkew
             status.totals.syncs += 1
+            status.totals.commandsPushed += report.push.commandsSent
+            status.totals.changesPulled += report.pull.changes
             status.totals.commandsApplied += report.push.applied
             status.totals.duplicates += report.push.duplicates
             status.totals.conflicts += report.push.conflicts
@@ -172,6 +212,7 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
                 status.lastSuccessAt = now
             }
             state.status = status
+            return (SyncFinished(report: report, status: status), Array(state.subscribers.values))
         }
         if let failure = report.failure {
             logger.warning("sync failed", metadata: ["trigger": "\(report.trigger.rawValue)", "failure": "\(failure)", "retryIn": "\(nextIn)"])
@@ -186,6 +227,7 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
             logger.warning("the gateway's clock differs from the server's", metadata: ["offset": "\(skew.offset)", "uncertainty": "\(skew.uncertainty)"])
         }
         reportContinuation.yield(report)
+        for subscriber in subscribers { subscriber.yield(finished) }
     }
 
     /// The trigger a coalesced sync reports: the most deliberate one.

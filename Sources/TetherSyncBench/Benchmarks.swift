@@ -62,7 +62,24 @@ enum DrainBenchmark {
         var outbox: String
     }
 
-    static func run(_ backendKind: String, _ options: Options, logger: Logger) async throws {
+    /// Drains with each outbox in `options.outbox` ("legacy", "store", or "both": the baseline first, then the
+    /// store, each on fresh data and a fresh server) and prints the ratio.
+    static func compare(_ backendKind: String, _ options: Options, logger: Logger) async throws {
+        let kinds = options.outbox == "both" ? ["legacy", "store"] : [options.outbox]
+        var rates: [String: Double] = [:]
+        for kind in kinds {
+            var single = options
+            single.outbox = kind
+            rates[kind] = try await run(backendKind, single, logger: logger)
+        }
+        if let legacy = rates["legacy"], let store = rates["store"] {
+            print("[\(backendKind)] drain: store / legacy baseline = \(String(format: "%.2f", store / legacy))× the commands/s, same run")
+        }
+    }
+
+    /// One drain; returns commands/s.
+    @discardableResult
+    static func run(_ backendKind: String, _ options: Options, logger: Logger) async throws -> Double {
         let directory = try makeTemporaryDirectory("tether-bench")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let backend = try BenchBackend.make(backendKind, directory: directory)
@@ -87,10 +104,10 @@ enum DrainBenchmark {
         configuration.requestTimeout = .seconds(120)
         var database = gateway.database
         let outbox: any SyncOutbox
-        if options.outbox == "batched" {
-            try BatchSettlingOutbox.analyze(path: gateway.path)
+        if options.outbox == "legacy" {
+            try LegacyOutbox.prepare(path: gateway.path)
             database = try gateway.reopen()
-            outbox = try BatchSettlingOutbox(database: database, path: gateway.path)
+            outbox = try LegacyOutbox(database: database, path: gateway.path)
         } else {
             outbox = StoreOutbox(outbox: Outbox(database: database), seed: 1)
         }
@@ -116,7 +133,7 @@ enum DrainBenchmark {
         let left = try Outbox(database: gateway.database).counts().total
         let rate = Double(queued - left) / measurement.wallSeconds
         print("""
-            [\(backend.name)] drain of \(queued) commands (outbox settlement: \(options.outbox), batch \(options.batchSize), \(options.concurrency) in flight, gateway synchronous=\(options.gatewaySynchronous.rawValue))
+            [\(backend.name)] drain of \(queued) commands (outbox: \(options.outbox), batch \(options.batchSize), \(options.concurrency) in flight, gateway synchronous=\(options.gatewaySynchronous.rawValue))
               wall            \(String(format: "%.1f", measurement.wallSeconds)) s  (\(syncs) sync\(syncs == 1 ? "" : "s"))
               throughput      \(String(format: "%.0f", rate)) commands/s
               gateway CPU     \(String(format: "%.1f", measurement.gatewayCPU)) s  (\(String(format: "%.0f", 100 * measurement.gatewayCPU / measurement.wallSeconds))% of one core; \(String(format: "%.1f", 1e6 * measurement.gatewayCPU / Double(max(1, queued)))) µs/command)
@@ -126,6 +143,7 @@ enum DrainBenchmark {
               server holds    \(statistics.events) events, \(statistics.appliedCommands) applied commands; gateway outbox left \(left)
               exactly once    \(statistics.appliedCommands == queued && left == 0 ? "yes" : "NO")
             """)
+        return rate
     }
 }
 
@@ -202,12 +220,11 @@ enum ClaimProfile {
         let gateway = try GatewayFixture()
         defer { gateway.remove() }
         try gateway.storeEvents(commands, devices: 16, perBatch: 5000)
-        try BatchSettlingOutbox.analyze(path: gateway.path)
-        let database = try gateway.reopen()
+        let database = gateway.database
         let raw = try GRDB.DatabaseQueue(path: gateway.path)
         let plan = try raw.read { db in
             try Row.fetchAll(db, sql: """
-                EXPLAIN QUERY PLAN SELECT * FROM outboxCommand AS o
+                EXPLAIN QUERY PLAN SELECT * FROM outboxCommand AS o INDEXED BY outboxCommandReady
                 WHERE o.status IN ('pending', 'failed') AND o.nextAttemptAt <= ?
                   AND NOT EXISTS (SELECT 1 FROM outboxCommand AS p WHERE p.entityType = o.entityType AND p.entityId = o.entityId AND p.seq < o.seq)
                 ORDER BY o.seq LIMIT ?

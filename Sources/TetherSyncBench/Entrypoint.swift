@@ -15,7 +15,7 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Commands per push.") var batchSize = 1000
     @Option(help: "Pushes in flight.") var concurrency = 2
     @Option(help: "Gateway store durability: full (the shipped setting) or normal.") var gatewaySynchronous = "full"
-    @Option(help: "store (TetherStore's public Outbox API, one transaction per settled command) or batched (the prototype of a batch settle).")
+    @Option(help: "store (TetherStore's Outbox), legacy (the previous session's claim and settle: the baseline) or both (baseline first, then store, with the ratio).")
     var outbox = "store"
     @Option(help: "Concurrent simulated gateways for the ingest run.") var gateways = 10
     @Option(help: "Pushes per simulated gateway.") var ingestBatches = 20
@@ -31,14 +31,14 @@ struct SyncBench: AsyncParsableCommand {
         guard let synchronous = GatewayDatabase.Configuration.Synchronous(rawValue: gatewaySynchronous.uppercased()) else {
             throw ValidationError("--gateway-synchronous is full or normal")
         }
-        guard ["store", "batched"].contains(outbox) else { throw ValidationError("--outbox is store or batched") }
+        guard ["store", "legacy", "both"].contains(outbox) else { throw ValidationError("--outbox is store, legacy or both") }
         if mode == "claim-profile" {
             try ClaimProfile.run(commands: commands)
             return
         }
         if mode == "drain" || mode == "all" {
             for kind in backends {
-                try await DrainBenchmark.run(
+                try await DrainBenchmark.compare(
                     kind,
                     .init(commands: commands, devices: devices, batchSize: batchSize, concurrency: concurrency, gatewaySynchronous: synchronous, outbox: outbox),
                     logger: logger)

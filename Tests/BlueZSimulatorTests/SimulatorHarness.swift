@@ -1,4 +1,5 @@
 import BlueZSimulator
+import BlueZTestSupport
 import DBus
 import Foundation
 import Glibc
@@ -22,10 +23,9 @@ struct SimulatorHarness {
     static func start(configuration: SimulatorConfiguration = .generated(count: 3, seed: 7)) async throws
         -> SimulatorHarness
     {
-        let bus = try await DBusPrivateBus.start()
-        let simulator = try await BlueZSimulator.start(configuration: configuration, bus: .address(bus.address))
-        let client = try await DBusConnection.connect(to: .address(bus.address))
-        return SimulatorHarness(bus: bus, simulator: simulator, client: client)
+        // BlueZTestSupport's shared start (it stops the bus if the simulator fails to start).
+        let simulated = try await SimulatedBlueZ.start(configuration: configuration)
+        return SimulatorHarness(bus: simulated.bus, simulator: simulated.simulator, client: simulated.connection)
     }
 
     /// Runs `body` with a fresh harness and always stops it (the dbus-daemon must not outlive the test).

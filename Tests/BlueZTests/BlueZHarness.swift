@@ -1,5 +1,6 @@
 import BlueZ
 import BlueZSimulator
+import BlueZTestSupport
 import DBus
 import Foundation
 import LinkProtocol
@@ -29,19 +30,12 @@ struct BlueZHarness {
         _ configuration: SimulatorConfiguration = .generated(count: 3, seed: 7),
         _ body: (BlueZHarness) async throws -> Void
     ) async throws {
-        let bus = try await DBusPrivateBus.start()
-        let harness: BlueZHarness
-        do {
-            let simulator = try await BlueZSimulator.start(configuration: configuration, bus: .address(bus.address))
-            let connection = try await DBusConnection.connect(to: .address(bus.address))
-            let session = BlueZSession(connection: connection)
-            harness = BlueZHarness(
-                bus: bus, simulator: simulator, connection: connection, session: session,
-                adapter: Adapter(session: session))
-        } catch {
-            bus.stop()
-            throw error
-        }
+        // The private bus, the simulator and a client connection: BlueZTestSupport's shared start.
+        let simulated = try await SimulatedBlueZ.start(configuration: configuration)
+        let session = BlueZSession(connection: simulated.connection)
+        let harness = BlueZHarness(
+            bus: simulated.bus, simulator: simulated.simulator, connection: simulated.connection, session: session,
+            adapter: Adapter(session: session))
         do {
             try await body(harness)
         } catch {

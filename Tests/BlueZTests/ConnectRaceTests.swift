@@ -8,8 +8,9 @@ import Testing
 @Suite(.serialized)
 struct ConnectRaceTests {
     enum Behaviour: Sendable {
-        /// The property turns true after a delay, silently (only a re-read sees it).
-        case silentConnected(after: Duration)
+        /// Connect replies with the link down; the property turns true silently once the client has read it
+        /// down (so only a later re-read can see it, whatever the load on the machine).
+        case silentConnectedAfterFirstRead
         /// Only `ServicesResolved=true` is signalled.
         case servicesResolvedOnly(after: Duration)
         /// The link never comes up.
@@ -18,6 +19,8 @@ struct ConnectRaceTests {
 
     final class FakeDevice: Sendable {
         let connected = Mutex(false)
+        /// Set by Connect for `.silentConnectedAfterFirstRead`: the next read of Connected flips it afterwards.
+        let connectOnNextRead = Mutex(false)
         let servicesResolved = Mutex(false)
     }
 
@@ -38,11 +41,8 @@ struct ConnectRaceTests {
                         methods: [
                             DBusMethod("Connect") { _ in
                                 switch behaviour {
-                                case .silentConnected(let delay):
-                                    Task {
-                                        try await Task.sleep(for: delay)
-                                        device.connected.withLock { $0 = true }
-                                    }
+                                case .silentConnectedAfterFirstRead:
+                                    device.connectOnNextRead.withLock { $0 = true }
                                 case .servicesResolvedOnly(let delay):
                                     Task {
                                         try await Task.sleep(for: delay)
@@ -58,7 +58,14 @@ struct ConnectRaceTests {
                             }
                         ],
                         properties: [
-                            DBusProperty("Connected", signature: "b") { .bool(device.connected.withLock { $0 }) },
+                            DBusProperty("Connected", signature: "b") {
+                                // Answers with the value before the read, then (once armed) comes up silently.
+                                let wasConnected = device.connected.withLock { $0 }
+                                if device.connectOnNextRead.withLock({ armed in defer { armed = false }; return armed }) {
+                                    device.connected.withLock { $0 = true }
+                                }
+                                return .bool(wasConnected)
+                            },
                             DBusProperty("ServicesResolved", signature: "b") {
                                 .bool(device.servicesResolved.withLock { $0 })
                             },
@@ -78,8 +85,10 @@ struct ConnectRaceTests {
     }
 
     @Test func aReReadConnectedCountsAsConnected() async throws {
-        try await Self.withFakeBlueZ(.silentConnected(after: .milliseconds(150))) { device in
-            try await device.connect(timeout: .seconds(3), recheckInterval: .milliseconds(50))
+        try await Self.withFakeBlueZ(.silentConnectedAfterFirstRead) { device in
+            // No signal ever comes and the first read says "down": only the periodic re-read can end this wait.
+            // The bound is generous because it only stops a broken client, never a slow machine.
+            try await device.connect(timeout: .seconds(60), recheckInterval: .milliseconds(100))
             #expect(try await device.properties().connected)
         }
     }

@@ -25,18 +25,21 @@ struct MigrationTests {
         text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
 
+    /// Every migration, in order (v1 is frozen; later ones only add).
+    static let migrations = ["v1", "v2-outbox-ready-index"]
+
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
         let directory = try TemporaryDirectory()
         let database = try GatewayDatabase(path: directory.file("new.sqlite"))
-        #expect(try database.appliedMigrations() == ["v1"])
+        #expect(try database.appliedMigrations() == Self.migrations)
         #expect(try database.integrityProblems().isEmpty)
         let tables = try database.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY name") }
         #expect(tables == Self.tables)
         let foreignKeys = try database.write { db in try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") }
         #expect(foreignKeys == true)
         // Opening again migrates nothing.
-        #expect(try GatewayDatabase(path: directory.file("new.sqlite")).appliedMigrations() == ["v1"])
+        #expect(try GatewayDatabase(path: directory.file("new.sqlite")).appliedMigrations() == Self.migrations)
     }
 
     @Test("the connection that commits runs WAL with synchronous=FULL (GRDB's pool would leave it at NORMAL)", arguments: [
@@ -113,7 +116,7 @@ struct MigrationTests {
             }
         }
         let database = try GatewayDatabase(path: path)
-        #expect(try database.appliedMigrations() == ["v1"])
+        #expect(try database.appliedMigrations() == Self.migrations)
         #expect(try database.integrityProblems().isEmpty)
         let service = ConsumptionService(database: database)
         let seed = try service.sessionSeed(address: "AA:00:00:00:00:01")
@@ -121,6 +124,10 @@ struct MigrationTests {
         #expect(seed?.clock.hasAnchor(boot: 4) == true)
         #expect(try Outbox(database: database).counts().pending == 1)
         #expect(try SyncCursors(database: database).value("settings") == "etag-17")
+        // The command queued before v2 is found through v2's ready index.
+        var random = SplitMix64(seed: 1)
+        let claimed = try Outbox(database: database).claim(limit: 10, now: LinkInstant(nanoseconds: 1793520010000000000), using: &random)
+        #expect(claimed.map(\.command.entityId) == ["OLD-1/4/1"])
         // And it keeps working: a duplicate is recognised, a new event stored.
         let outcome = try store([.hit(hit("OLD-1", boot: 4, sequence: 1)), .hit(hit("OLD-1", boot: 4, sequence: 2))], in: service)
         #expect(outcome.duplicateEvents.map(\.sequence) == [1])

@@ -65,6 +65,54 @@ struct ServiceTests {
         }
     }
 
+    @Test("every subscriber hears each finished sync; the status snapshot carries its result, counts and dead letters")
+    func finishedEventsAndStatus() async throws {
+        try await withSync { setup in
+            try setup.gateway.storeEvents(4, devices: 1)
+            let engine = try setup.engine {
+                $0.interval = .seconds(600)
+                $0.localWriteDebounce = .zero
+            }
+            let service = SyncService(engine: engine, clock: ManualClock(), seed: 1, logger: quietLogger)
+            // Subscribed before the service runs, so both hear the startup sync.
+            var first = service.finishedEvents().makeAsyncIterator()
+            var second = service.finishedEvents().makeAsyncIterator()
+            #expect(service.status.lastResult == nil)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await service.run() }
+                let startup = try #require(await first.next())
+                #expect(try #require(await second.next()).report == startup.report)
+                #expect(startup.report.trigger == .startup)
+                #expect(startup.status.lastResult?.succeeded == true)
+                #expect(startup.status.lastResult?.pushed == 5)
+                #expect(startup.status.outbox?.total == 0)
+                #expect(startup.status.running == nil)
+
+                // A settings change for a device the backend deleted: the backend refuses it for good.
+                #expect(try await setup.server.store.deleteDevice(tenant: setup.tenant, serial: "TH-0000") != nil)
+                var random = SplitMix64(seed: 3)
+                _ = try DeviceSettingsService(database: setup.gateway.database)
+                    .changeDesired(serial: "TH-0000", to: DeviceSettings(ledBrightness: 10), by: .technician, at: setup.clock.read(), using: &random)
+                let manual = await service.syncNow()
+                let event = try #require(await first.next())
+                #expect(event.report == manual)
+                #expect(try #require(await second.next()).report == manual)
+                let status = service.status
+                #expect(status.lastResult == SyncResult(manual, finishedAt: try #require(status.lastResult?.finishedAt)))
+                #expect(status.outbox?.deadLetter == 1)
+                #expect(status.totals.syncs == 2)
+                #expect(status.totals.rejected == 1)
+                #expect(status.totals.commandsPushed == 6)
+                #expect(status.totals.changesPulled == manual.pull.changes + startup.report.pull.changes)
+                #expect(status.lastSuccessAt != nil)
+                group.cancelAll()
+            }
+            #expect(await first.next() == nil, "the stream ends when the service stops")
+            var late = service.finishedEvents().makeAsyncIterator()
+            #expect(await late.next() == nil, "subscribing after the stop ends at once")
+        }
+    }
+
     @Test("calls that overlap run one after the other")
     func oneAtATime() async throws {
         try await withSync { setup in

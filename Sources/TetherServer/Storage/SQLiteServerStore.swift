@@ -18,6 +18,24 @@ public final class SQLiteServerStore: ServerStore {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // GRDB's pool switches its writer to `synchronous = NORMAL` when it enables WAL, after `prepareDatabase`
+        // ran: without this, a commit acknowledged as `applied` could be lost to a power cut. Set it again on the
+        // writer, and check it took.
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            let level = try Int.fetchOne(db, sql: "PRAGMA synchronous")
+            guard level == 2 else { throw StoreSetupError(description: "the writer of \(path) runs with synchronous=\(level.map(String.init) ?? "?"), not FULL (2)") }
+        }
+    }
+
+    /// A setup the server cannot run with.
+    public struct StoreSetupError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// `PRAGMA synchronous` of the connection that commits (2 = FULL): what durability actually is.
+    public func writerSynchronous() throws -> Int {
+        try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     public func migrate() async throws {

@@ -1,0 +1,104 @@
+import Foundation
+
+/// Everything tetherd reads from `/etc/tether/tether.toml` (`deploy/tether.toml` documents every key).
+///
+/// Meaning only: the TOML shape lives in `ConfigurationSchema`, the reading in `ConfigurationReader`. Every field
+/// has the default the annotated example shows, so an empty file is a valid configuration.
+public struct DaemonConfiguration: Hashable, Sendable {
+    public static let defaultPath = "/etc/tether/tether.toml"
+
+    public struct Gateway: Hashable, Sendable {
+        /// The SQLite database (WAL files sit next to it).
+        public var database = "/var/lib/tether/gateway.sqlite"
+        /// Where tetherd keeps its other state; systemd's StateDirectory= creates it.
+        public var stateDirectory = "/var/lib/tether"
+    }
+
+    public enum NotifyMethod: String, Hashable, Sendable, CaseIterable {
+        /// AcquireNotify when BlueZ offers it, StartNotify otherwise.
+        case auto
+        case acquireNotify = "acquire-notify"
+        case startNotify = "start-notify"
+    }
+
+    public struct Bluetooth: Hashable, Sendable {
+        /// Where BlueZ (org.bluez) is: the system bus, or a private bus in tests and the demo.
+        public var bus = Bus.system
+        public var adapter = "hci0"
+        /// Devices connected at once (the supervisor's slot budget).
+        public var maximumConnections = 5
+        public var backoffInitial: Duration = .seconds(2)
+        public var backoffMaximum: Duration = .seconds(300)
+        public var notifyMethod = NotifyMethod.auto
+    }
+
+    public struct Sync: Hashable, Sendable {
+        /// No URL: sync is off and events stay in the outbox until one is configured.
+        public var serverURL: URL?
+        /// The gateway's bearer token; the file must be readable by its owner only (0600).
+        public var tokenFile = "/etc/tether/sync.token"
+        /// Extra CA certificates (PEM) for a backend with a private CA.
+        public var caFile: String?
+        public var interval: Duration = .seconds(60)
+    }
+
+    public enum Bus: Hashable, Sendable {
+        case system
+        case address(String)
+    }
+
+    public struct Control: Hashable, Sendable {
+        public var bus = Bus.system
+    }
+
+    public struct Metrics: Hashable, Sendable {
+        public var enabled = true
+        /// Loopback only: the endpoint has no authentication.
+        public var listen = ListenAddress(host: "127.0.0.1", port: 9464)
+    }
+
+    public enum LogLevel: String, Hashable, Sendable, CaseIterable {
+        case trace, debug, info, notice, warning, error, critical
+    }
+
+    public struct Log: Hashable, Sendable {
+        public var level = LogLevel.info
+    }
+
+    public struct Storage: Hashable, Sendable {
+        /// Pages in use (not the file size); nil: no cap.
+        public var maximumDatabaseBytes: Int64? = nil
+        public var minimumFreeDiskBytes: Int64 = 64 << 20
+        /// Synced events and telemetry older than this are pruned.
+        public var retention: Duration = .seconds(30 * 86_400)
+        public var retentionInterval: Duration = .seconds(3600)
+        public var checkpointInterval: Duration = .milliseconds(250)
+    }
+
+    public var gateway = Gateway()
+    public var bluetooth = Bluetooth()
+    public var sync = Sync()
+    public var control = Control()
+    public var metrics = Metrics()
+    public var log = Log()
+    public var storage = Storage()
+
+    public init() {}
+}
+
+/// A `host:port` to listen on; IPv6 hosts in brackets (`[::1]:9464`).
+public struct ListenAddress: Hashable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,39 @@
+import BlueZ
+import ConnectionSupervisor
+import DBus
+import LinkProtocol
+
+/// The gateway's tunables. The defaults suit a Raspberry Pi with one adapter and a handful of devices.
+public struct GatewayConfiguration: Sendable {
+    /// How notifications are subscribed.
+    public enum NotifyPreference: Hashable, Sendable {
+        /// AcquireNotify first, StartNotify when refused (remembered per device; link protocol §2.2).
+        case acquireFirst
+        /// StartNotify only (Value PropertiesChanged over D-Bus): the benchmark's comparison path.
+        case startNotifyOnly
+    }
+
+    /// The BlueZ adapter the devices are reached through.
+    public var adapter: DBusObjectPath = "/org/bluez/hci0"
+    /// Slot budget, backoff, reconnect rate (the supervisor's rules).
+    public var supervisor = SupervisorConfiguration()
+    /// The link session's window and timeouts.
+    public var link = LinkSessionConfiguration()
+    /// Bound on one `Device1.Connect` (BlueZ's own can hang on the 5.66 race).
+    public var connectTimeout: Duration = .seconds(30)
+    /// Bound on the link set-up after Connect: services resolved, Tether's service found, TX subscribed.
+    public var linkSetupTimeout: Duration = .seconds(15)
+    public var notifyPreference = NotifyPreference.acquireFirst
+    /// Graceful shutdown: how long to wait for pending commits (and their ACKs) and then for the disconnects.
+    public var shutdownTimeout: Duration = .seconds(10)
+    /// `changes()` yields a device at most once per this interval (control API: at most 4 per second).
+    public var changeInterval: Duration = .milliseconds(250)
+    /// Pairing: how long the whole `pair` may take, the user's answers included.
+    public var pairingTimeout: Duration = .seconds(90)
+    /// Where the gateway's Agent1 is exported.
+    public var agentPath: DBusObjectPath = "/io/tether/agent"
+    /// Called for every write and commit outcome, in order per device (tests, debugging); nil in production.
+    public var trace: (@Sendable (GatewayTrace) -> Void)?
+
+    public init() {}
+}

@@ -1,0 +1,17 @@
+import LinkProtocol
+import TetherStore
+
+/// What the gateway did on the wire and in the store, in order, per device: for tests that check the ACK
+/// discipline (no ACK before the durable commit) and for debugging. Off unless a handler is configured.
+public enum GatewayTrace: Hashable, Sendable {
+    /// One ATT notification received from TX (only for links the session is listening to).
+    case received(address: String, [UInt8])
+    /// A batch went to the group committer (tetherd times the ACK latency from here to `committed`).
+    case submitted(address: String, batch: PersistBatch.ID)
+    /// One ATT value written to RX.
+    case wrote(address: String, [UInt8])
+    /// A batch was durably committed (the completion came back from the committer).
+    case committed(address: String, batch: PersistBatch.ID, storedEvents: [EventKey])
+    /// A batch was refused; nothing of it is acknowledged.
+    case persistFailed(address: String, batch: PersistBatch.ID, StoreError)
+}

@@ -1,0 +1,8 @@
+/// Tether's GATT service (link protocol §2).
+public enum TetherGATT {
+    public static let service = "54455448-0001-4c1e-8e5a-7a3d2f1b0c00"
+    /// RX, gateway → device: write without response (§2.1).
+    public static let rx = "54455448-0002-4c1e-8e5a-7a3d2f1b0c00"
+    /// TX, device → gateway: notify.
+    public static let tx = "54455448-0003-4c1e-8e5a-7a3d2f1b0c00"
+}

@@ -1,0 +1,189 @@
+@testable import BlueZSimulator
+import DBus
+import Foundation
+import Glibc
+import GRDB
+
+/// The real system on one private bus, for the CLI's end-to-end tests: a dbus-daemon, the BlueZ simulator,
+/// `tether-server` on SQLite and `tetherd` (both the built executables), with the `tether` CLI run against it.
+final class TetherdSystem: @unchecked Sendable {
+    let directory: String
+    let bus: DBusPrivateBus
+    let simulator: BlueZSimulator
+    private var children: [BackgroundProcess] = []
+    private(set) var serverDatabase = ""
+
+    private init(directory: String, bus: DBusPrivateBus, simulator: BlueZSimulator) {
+        self.directory = directory
+        self.bus = bus
+        self.simulator = simulator
+    }
+
+    /// `serverFaults` goes to tether-server's --inject-faults (e.g. "422": the first push is refused).
+    static func start(devices: [DeviceConfiguration], serverFaults: String? = nil) async throws -> TetherdSystem {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-e2e-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let bus = try await DBusPrivateBus.start()
+        let simulator = try await BlueZSimulator.start(
+            configuration: SimulatorConfiguration(devices: devices, seed: 3), bus: .address(bus.address))
+        let system = TetherdSystem(directory: directory, bus: bus, simulator: simulator)
+        do {
+            try await system.startServer(faults: serverFaults)
+            try await system.startDaemon()
+        } catch {
+            await system.stop()
+            throw error
+        }
+        return system
+    }
+
+    static func executable(_ name: String) throws -> String {
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [products, products.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent(name).path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        throw SystemError("\(name) was not built next to the tests")
+    }
+
+    private func startServer(faults: String?) async throws {
+        let server = try Self.executable("tether-server")
+        serverDatabase = directory + "/server.sqlite"
+        let token = try await TetherProcess.run(
+            ["token", "create", "--db", serverDatabase, "--tenant", "e2e", "--gateway", "gw", "--output", directory + "/sync.token"],
+            executable: server)
+        guard token.status == 0 else { throw SystemError("tether-server token create failed: \(token.standardError)") }
+        var arguments = ["serve", "--db", serverDatabase, "--listen", "127.0.0.1:0", "--log-level", "warning"]
+        if let faults { arguments += ["--inject-faults", faults] }
+        let process = try BackgroundProcess(server, arguments, log: directory + "/server.log")
+        children.append(process)
+        let line = try await process.waitForLine(startingWith: "listening on ", timeout: .seconds(60))
+        serverAddress = String(line.dropFirst("listening on ".count))
+    }
+
+    private(set) var serverAddress = ""
+
+    private func startDaemon() async throws {
+        let configuration = """
+            [gateway]
+            database = "\(directory)/gateway.sqlite"
+            state_directory = "\(directory)"
+
+            [bluetooth]
+            bus = "\(bus.address)"
+            backoff_initial = "250ms"
+            backoff_max = "2s"
+
+            [sync]
+            server_url = "http://\(serverAddress)"
+            token_file = "\(directory)/sync.token"
+            interval = "1s"
+
+            [control]
+            bus = "\(bus.address)"
+
+            [metrics]
+            enabled = false
+
+            [log]
+            level = "info"
+            """
+        try configuration.write(toFile: directory + "/tether.toml", atomically: true, encoding: .utf8)
+        let daemon = try BackgroundProcess(
+            try Self.executable("tetherd"), ["--config", directory + "/tether.toml"], log: directory + "/tetherd.log")
+        children.append(daemon)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if try await tether(["status", "--json"]).status == 0 { return }
+            guard daemon.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw SystemError("tetherd did not come up: \(log("tetherd.log"))")
+    }
+
+    /// Runs the `tether` CLI against this system's bus.
+    func tether(_ arguments: [String], input: String? = nil) async throws -> TetherProcess.Result {
+        try await TetherProcess.run(arguments, bus: bus.address, input: input)
+    }
+
+    /// `tether ... --json` parsed.
+    func json(_ arguments: [String]) async throws -> Any {
+        let result = try await tether(arguments + ["--json"])
+        guard result.status == 0 else { throw SystemError("tether \(arguments) exited \(result.status): \(result.standardError)") }
+        return try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))
+    }
+
+    /// Polls `condition` every 250 ms until it holds or `timeout` passes; returns whether it held.
+    func eventually(timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+        return try await condition()
+    }
+
+    /// Consumption events on tether-server, read from its SQLite file.
+    func eventsOnServer() throws -> Int {
+        let queue = try DatabaseQueue(path: serverDatabase, configuration: { var c = Configuration(); c.readonly = true; return c }())
+        return try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM consumption_event") ?? 0 }
+    }
+
+    func log(_ name: String) -> String {
+        let text = (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? ""
+        return String(text.suffix(4000))
+    }
+
+    func stop() async {
+        for child in children.reversed() { child.kill() }
+        await simulator.stop()
+        bus.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    struct SystemError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// A long-running child with its output in a log file; SIGKILLed when done (a child started from a Swift
+/// concurrency thread inherits a mask that blocks SIGTERM).
+final class BackgroundProcess: @unchecked Sendable {
+    private let process = Process()
+    let logPath: String
+
+    init(_ executable: String, _ arguments: [String], log: String) throws {
+        logPath = log
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        try? handle.close()
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    func waitForLine(startingWith prefix: String, timeout: Duration) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) { return String(line) }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw TetherdSystem.SystemError("no line '\(prefix)…' from \(process.executableURL?.lastPathComponent ?? "?"): \(text.suffix(2000))")
+    }
+
+    func kill() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}

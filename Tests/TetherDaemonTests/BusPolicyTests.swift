@@ -1,0 +1,118 @@
+import DBus
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// deploy/dbus/io.tether.Gateway.conf on a real dbus-daemon configured like Debian's system bus (deny by
+/// default): a user outside root and the `tether` group may read but not change anything.
+@Suite(.serialized) struct BusPolicyTests {
+    static let policy = ConfigurationTests.repository.appendingPathComponent("deploy/dbus/io.tether.Gateway.conf").path
+
+    /// The system bus's defaults from Debian's /usr/share/dbus-1/system.conf (deny own and method calls, allow
+    /// signals and replies), on a private socket, with the project's policy file included.
+    static func busConfiguration(socket: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>unix:path=\(socket)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+            <allow receive_type="signal"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+          </policy>
+          <include>\(policy)</include>
+        </busconfig>
+        """
+    }
+
+    /// `dbus-send` as user `nobody` (uid 65534, no supplementary groups); returns its exit status and output.
+    static func callAsNobody(bus: String, member: String, arguments: [String] = [], in directory: TemporaryDirectory) async throws -> (Int32, String) {
+        let log = directory.file("dbus-send-\(member).log")
+        let pid = try DaemonProcess.spawn(
+            "/usr/bin/setpriv",
+            arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/dbus-send", "--bus=\(bus)", "--print-reply",
+                        "--dest=io.tether.Gateway", "/io/tether/Gateway", "io.tether.Gateway1.\(member)"] + arguments,
+            environment: [:], log: log)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                return ((status >> 8) & 0xff, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        kill(pid, SIGKILL)
+        throw DaemonTestError("dbus-send as nobody did not finish")
+    }
+
+    @Test func anotherUserMayReadButNotChange() async throws {
+        try #require(getuid() == 0, "the policy test switches users and must run as root")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // nobody must reach the socket: the directory is world-searchable.
+        chmod(directory.path, 0o755)
+        let socketPath = directory.file("system_bus_socket")
+        let configuration = try directory.write("bus.conf", Self.busConfiguration(socket: socketPath))
+        let busLog = directory.file("dbus-daemon.log")
+        let busPID = try DaemonProcess.spawn(
+            "/usr/bin/dbus-daemon", arguments: ["--config-file=\(configuration)", "--nofork", "--nopidfile"], environment: [:], log: busLog)
+        defer {
+            kill(busPID, SIGKILL)
+            var status: Int32 = 0
+            waitpid(busPID, &status, 0)
+        }
+        try await waitUntil("the bus socket; log:\n\((try? String(contentsOfFile: busLog, encoding: .utf8)) ?? "")") {
+            FileManager.default.fileExists(atPath: socketPath)
+        }
+        let address = "unix:path=\(socketPath)"
+
+        // tetherd as root owns io.tether.Gateway under the policy (BlueZ is absent on this bus; it waits for it).
+        let toml = try directory.write("tether.toml", """
+            [gateway]
+            database = "\(directory.file("gateway.sqlite"))"
+            [bluetooth]
+            bus = "\(address)"
+            [control]
+            bus = "\(address)"
+            [metrics]
+            enabled = false
+            """)
+        let daemon = try DaemonProcess(arguments: ["--config", toml], log: directory.file("tetherd.log"))
+        let root = try await DBusConnection.connect(to: .address(address))
+        let client = GatewayClient(connection: root)
+        try await client.waitForDaemon(daemon)
+        // Root may call a mutating method: it reaches tetherd, which answers on its own terms.
+        #expect(try await client.call("RetryDeadLetter", [.string("*")]) == [.uint32(0)])
+
+        let (readStatus, readOutput) = try await Self.callAsNobody(bus: address, member: "GetStatus", in: directory)
+        #expect(readStatus == 0, "\(readOutput)")
+        #expect(readOutput.contains("events_stored"))
+
+        let (writeStatus, writeOutput) = try await Self.callAsNobody(
+            bus: address, member: "RetryDeadLetter", arguments: ["string:*"], in: directory)
+        #expect(writeStatus != 0)
+        #expect(writeOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(writeOutput)")
+
+        let (scanStatus, scanOutput) = try await Self.callAsNobody(bus: address, member: "StartScan", in: directory)
+        #expect(scanStatus != 0)
+        #expect(scanOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(scanOutput)")
+
+        await root.close()
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.waitForExit() == 0, "\(daemon.logText)")
+    }
+}

@@ -1,0 +1,73 @@
+import DBus
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The daemon's edges as systemd and Prometheus see them: the notify protocol from a real tetherd process, the
+/// metrics and health endpoint over real HTTP.
+@Suite(.serialized) struct DaemonLifecycleTests {
+    @Test func tellsSystemdReadyWatchdogAndStopping() async throws {
+        try await DaemonTestBed.with([.justWorks]) { bed in
+            let socket = try NotifySocket(abstract: true, directory: bed.directory)
+            let daemon = try await bed.startDaemon(environment: ["NOTIFY_SOCKET": socket.name, "WATCHDOG_USEC": "1000000"])
+            let beforeReady = try socket.waitFor("READY=1")
+            #expect(beforeReady.last?.contains("STATUS=running") == true)
+            _ = try socket.waitFor("WATCHDOG=1")
+            _ = try socket.waitFor("WATCHDOG=1")  // and again: it keeps pinging
+            daemon.signal(SIGTERM)
+            _ = try socket.waitFor("STOPPING=1")
+            #expect(try await daemon.waitForExit() == 0)
+        }
+    }
+
+    /// A free loopback port: bound, read and released (the daemon binds it right after).
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length)
+                return getsockname(descriptor, pointer, &length)
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func get(_ url: String) async throws -> (status: Int, body: String) {
+        let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func metricsAndHealthOverHTTP() async throws {
+        try await DaemonTestBed.with([.justWorks]) { bed in
+            let port = try Self.freePort()
+            try await bed.startDaemon(extra: "[metrics]\nlisten = \"127.0.0.1:\(port)\"")
+            _ = try await bed.pair(DaemonTestBed.justWorks)
+            try await bed.waitUntilConnected(["TS00000001"])
+            #expect(try await bed.recordHits(DaemonTestBed.justWorks, 5) == 5)
+            try await waitUntil("events stored and sampled") {
+                let metrics = try await Self.get("http://127.0.0.1:\(port)/metrics").body
+                return metrics.contains("tether_events_stored 5")
+            }
+            let (status, metrics) = try await Self.get("http://127.0.0.1:\(port)/metrics")
+            #expect(status == 200)
+            for name in [
+                "tether_devices_connected 1", "tether_frames_received_total", "tether_ack_latency_seconds_count",
+                "tether_outbox_commands{status=\"pending\"}", "tether_database_bytes", "tether_connection_attempts_total{result=\"connected\"}",
+            ] {
+                #expect(metrics.contains(name), "missing \(name) in:\n\(metrics)")
+            }
+            let health = try await Self.get("http://127.0.0.1:\(port)/health")
+            #expect(health.status == 200)
+            #expect(health.body.contains("\"status\":\"ok\""))
+            try await bed.stopDaemon()
+        }
+    }
+}

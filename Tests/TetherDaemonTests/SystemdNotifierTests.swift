@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@testable import TetherDaemon
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A datagram socket standing in for systemd's notify socket: bound at a path or an abstract name.
+final class NotifySocket: @unchecked Sendable {
+    let descriptor: Int32
+    /// What NOTIFY_SOCKET should say: the path, or `@name` for an abstract socket.
+    let name: String
+
+    init(abstract: Bool, directory: TemporaryDirectory) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw DaemonTestError("socket failed") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var bytes: [UInt8]
+        if abstract {
+            let unique = "tetherd-test-\(getpid())-\(UUID().uuidString.prefix(8))"
+            name = "@" + unique
+            bytes = [0] + Array(unique.utf8)
+        } else {
+            name = directory.file("notify")
+            bytes = Array(name.utf8) + [0]
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else { throw DaemonTestError("bind \(name): \(String(cString: strerror(errno)))") }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The next datagram, or nil after a 1 s receive timeout.
+    func receive() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count], as: UTF8.self)
+    }
+
+    /// Datagrams until one contains `assignment` (bounded).
+    func waitFor(_ assignment: String, timeout: Duration = .seconds(60)) throws -> [String] {
+        var seen: [String] = []
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let message = receive() {
+                seen.append(message)
+                if message.split(separator: "\n").contains(Substring(assignment)) { return seen }
+            }
+        }
+        throw DaemonTestError("no \(assignment) on the notify socket; saw \(seen)")
+    }
+
+    deinit { close(descriptor) }
+}
+
+struct SystemdNotifierTests {
+    @Test(arguments: [false, true]) func messagesArriveOnARealSocket(abstract: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let socket = try NotifySocket(abstract: abstract, directory: directory)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.name])
+        try notifier.ready(status: "running")
+        #expect(socket.receive() == "READY=1\nSTATUS=running")
+        try notifier.status("two\nlines")
+        #expect(socket.receive() == "STATUS=two lines")
+        try notifier.watchdog()
+        #expect(socket.receive() == "WATCHDOG=1")
+        try notifier.stopping()
+        #expect(socket.receive() == "STOPPING=1")
+    }
+
+    @Test func withoutNotifySocketNothingIsSent() throws {
+        let notifier = SystemdNotifier(environment: [:])
+        #expect(!notifier.isEnabled)
+        try notifier.ready()
+    }
+
+    @Test func aSocketThatIsNotThereIsAnError() {
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": "/nonexistent/notify"])
+        #expect(throws: NotifyError.self) { try notifier.ready() }
+    }
+
+    @Test func watchdogIntervalFollowsTheEnvironment() {
+        let half = SystemdNotifier(environment: ["NOTIFY_SOCKET": "@x", "WATCHDOG_USEC": "4000000"], processIdentifier: 42)
+        #expect(half.watchdogPingInterval == .seconds(2))
+        let forUs = SystemdNotifier(environment: ["WATCHDOG_USEC": "4000000", "WATCHDOG_PID": "42"], processIdentifier: 42)
+        #expect(forUs.watchdogInterval == .seconds(4))
+        let forAnother = SystemdNotifier(environment: ["WATCHDOG_USEC": "4000000", "WATCHDOG_PID": "43"], processIdentifier: 42)
+        #expect(forAnother.watchdogInterval == nil)
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "0"]).watchdogInterval == nil)
+    }
+}

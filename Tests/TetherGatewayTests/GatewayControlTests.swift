@@ -1,0 +1,127 @@
+import BlueZ
+import BlueZSimulator
+import BlueZTestSupport
+import DBus
+import Foundation
+import Synchronization
+import TetherGateway
+import TetherStore
+import Testing
+
+/// The control-API side of the gateway against tether-sim: pairing through the agent with the caller's answers,
+/// scanning, forgetting, and recovering from BlueZ's InProgress.
+@Suite(.serialized)
+struct GatewayControlTests {
+    /// Answers like a technician who reads the device's passkey (123456) and confirms it.
+    final class Technician: AgentDelegate {
+        let questions = Mutex<[String]>([])
+        let accept: Bool
+
+        init(accept: Bool) { self.accept = accept }
+
+        func requestPasskey(device: DBusObjectPath) async -> UInt32? {
+            questions.withLock { $0.append("passkey") }
+            return accept ? 123456 : nil
+        }
+
+        func requestConfirmation(device: DBusObjectPath, passkey: UInt32) async -> Bool {
+            questions.withLock { $0.append("confirm \(passkey)") }
+            return accept && passkey == 123456
+        }
+    }
+
+    @Test func pairingAsksTheCallersDelegateAndRefusalFails() async throws {
+        // Generated devices: 1 just works, 2 passkey, 3 confirmation.
+        try await GatewayHarness.with(simulator: .generated(count: 3, seed: 3)) { harness in
+            let refusing = Technician(accept: false)
+            await #expect(throws: GatewayError.self) {
+                _ = try await harness.gateway.pair(address: GatewayHarness.address(2), delegate: refusing)
+            }
+            #expect(refusing.questions.withLock { $0 } == ["passkey"])
+            #expect(await harness.gateway.device(GatewayHarness.address(2))?.paired != true)
+
+            let technician = Technician(accept: true)
+            let passkeyDevice = try await harness.gateway.pair(address: GatewayHarness.address(2), delegate: technician)
+            #expect(passkeyDevice.paired)
+            let confirmed = try await harness.gateway.pair(address: GatewayHarness.address(3), delegate: technician)
+            #expect(confirmed.paired)
+            #expect(technician.questions.withLock { $0 } == ["passkey", "confirm 123456"])
+            try await waitUntil("both linked") {
+                let devices = await harness.gateway.devices()
+                return devices.count { $0.state == .connected && $0.serial != nil } == 2
+            }
+            // Malformed input names what is wrong.
+            await #expect(throws: GatewayError.invalidArgument("'NOT-AN-ADDRESS' is not a Bluetooth address")) {
+                _ = try await harness.gateway.pair(address: "not-an-address", delegate: technician)
+            }
+        }
+    }
+
+    @Test func scanReportsDevicesWithKnownAndPaired() async throws {
+        try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 3)) { harness in
+            try await harness.pairAll(1)
+            let events = await harness.gateway.scanEvents()
+            try await harness.gateway.startScan()
+            #expect(await harness.gateway.isScanning)
+            // Device 1 is connected, so it does not advertise (as with real BlueZ); 2 and 3 do.
+            try await waitUntil("two scan results") { await harness.gateway.scanResults().count == 2 }
+            let results = await harness.gateway.scanResults()
+            #expect(Set(results.map(\.address)) == [GatewayHarness.address(2), GatewayHarness.address(3)])
+            let third = try #require(results.first { $0.address == GatewayHarness.address(3) })
+            #expect(!third.paired && !third.known && third.name == "Tether-0003" && third.rssi != nil)
+            var iterator = events.makeAsyncIterator()
+            #expect(await iterator.next() != nil)
+            try await harness.gateway.stopScan()
+            #expect(await !harness.gateway.isScanning)
+        }
+    }
+
+    @Test func forgetDisconnectsRemovesAndUnpairs() async throws {
+        try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1)) { harness in
+            try await harness.pairAll(1)
+            let changes = await harness.gateway.changes()
+            try await harness.gateway.forget(GatewayHarness.serial(1))
+            let address = GatewayHarness.address(1)
+            try await waitUntil("the device disconnected and unbonded") {
+                let statistics = try await harness.simulated.statistics(address)
+                return statistics["connected"] == .bool(false) && statistics["paired"] == .bool(false)
+            }
+            let record = try #require(try harness.storage.registry.device(serial: GatewayHarness.serial(1)))
+            #expect(record.pairingState == .unpaired)
+            // It stays disconnected: nothing wants it any more.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await harness.simulated.statistics(address)["connected"] == .bool(false))
+            // A change with paired=false was published.
+            var sawUnpaired = false
+            for await device in changes where device.address == address && !device.paired {
+                sawUnpaired = true
+                break
+            }
+            #expect(sawUnpaired)
+            await #expect(throws: GatewayError.unknownDevice("C0:54:45:00:00:99")) {
+                try await harness.gateway.forget("C0:54:45:00:00:99")
+            }
+        }
+    }
+
+    /// BlueZ answers InProgress (a half-open attempt): the gateway disconnects and removes the device, finds it
+    /// again by discovery, reconnects, and the events recorded meanwhile arrive.
+    @Test func inProgressIsClearedAndTheDeviceComesBack() async throws {
+        try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1)) { harness in
+            try await harness.pairAll(1)
+            let address = GatewayHarness.address(1)
+            let path = SimulatedBlueZ.devicePath(address)
+            try await harness.simulated.inject("connect-failure", ["error": .string("in-progress"), "device": .objectPath(path)])
+            try await harness.simulated.inject("disconnect", ["device": .objectPath(path)])
+            let recorded = try await harness.simulated.recordHits(address, 10)
+            try await waitUntil("linked again", seconds: 30) {
+                guard let device = await harness.gateway.device(address) else { return false }
+                return device.linksEstablished >= 2 && device.state == .connected
+            }
+            // RemoveDevice dropped the bond in BlueZ: proof the InProgress rule ran.
+            #expect(try await harness.simulated.statistics(address)["paired"] == .bool(false))
+            try await waitUntil("10 events stored") { try harness.storedEvents(serial: GatewayHarness.serial(1)) == recorded }
+            #expect(await harness.gateway.device(address)?.attempts == 0)
+        }
+    }
+}

@@ -1,0 +1,201 @@
+function __tether_should_offer_completions_for_flags_or_options -a expected_commands
+    set -l non_repeating_flags_or_options $argv[2..]
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __tether_parse_tokens
+    test "$commands" = "$expected_commands"; and return $non_repeating_flags_or_options_absent
+end
+
+function __tether_should_offer_completions_for_positional -a expected_commands positional_index_comparison expected_positional_index
+    set -l non_repeating_flags_or_options
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __tether_parse_tokens
+    test "$commands" = "$expected_commands" -a \( "$positional_index" "$positional_index_comparison" "$expected_positional_index" \)
+end
+
+function __tether_parse_tokens -S
+    set -l unparsed_tokens (__tether_tokens -pc)
+    switch $unparsed_tokens[1]
+    case 'tether'
+        __tether_parse_subcommand 0 'h/help'
+        switch $unparsed_tokens[1]
+        case 'status'
+            __tether_parse_subcommand 0 'bus=' 'json' 'h/help'
+        case 'devices'
+            __tether_parse_subcommand 1 'bus=' 'json' 'h/help'
+        case 'scan'
+            __tether_parse_subcommand 0 'bus=' 'duration=' 'json' 'h/help'
+        case 'pair'
+            __tether_parse_subcommand 1 'bus=' 'passkey=' 'yes' 'timeout=' 'json' 'h/help'
+        case 'forget'
+            __tether_parse_subcommand 1 'bus=' 'h/help'
+        case 'settings'
+            __tether_parse_subcommand 0 'h/help'
+            switch $unparsed_tokens[1]
+            case 'get'
+                __tether_parse_subcommand 1 'bus=' 'json' 'h/help'
+            case 'set'
+                __tether_parse_subcommand -r 2 'bus=' 'json' 'h/help'
+            end
+        case 'outbox'
+            __tether_parse_subcommand 0 'h/help'
+            switch $unparsed_tokens[1]
+            case 'list'
+                __tether_parse_subcommand 0 'bus=' 'status=' 'limit=' 'json' 'h/help'
+            end
+        case 'dead-letters'
+            __tether_parse_subcommand 0 'h/help'
+            switch $unparsed_tokens[1]
+            case 'list'
+                __tether_parse_subcommand 0 'bus=' 'limit=' 'json' 'h/help'
+            case 'retry'
+                __tether_parse_subcommand 1 'bus=' 'all' 'h/help'
+            case 'discard'
+                __tether_parse_subcommand 1 'bus=' 'all' 'h/help'
+            end
+        case 'conflicts'
+            __tether_parse_subcommand 0 'h/help'
+            switch $unparsed_tokens[1]
+            case 'list'
+                __tether_parse_subcommand 0 'bus=' 'json' 'h/help'
+            case 'resolve'
+                __tether_parse_subcommand 2 'bus=' 'keep=' 'h/help'
+            end
+        case 'sync'
+            __tether_parse_subcommand 0 'bus=' 'h/help'
+        case 'replay'
+            __tether_parse_subcommand -r 1 'json' 'db=' 'expect=' 'h/help'
+        case 'help'
+            __tether_parse_subcommand -r 1 
+        end
+    end
+end
+
+function __tether_tokens
+    if test (string split -m 1 -f 1 -- . "$FISH_VERSION") -gt 3
+        commandline --tokens-raw $argv
+    else
+        commandline -o $argv
+    end
+end
+
+function __tether_parse_subcommand -S -a positional_count
+    argparse -s r -- $argv
+    set -l option_specs $argv[2..]
+    set -l is_repeating_positional $_flag_r
+    set -el _flag_r
+    set -a commands $unparsed_tokens[1]
+    set positional_index 0
+    while true
+        set -e unparsed_tokens[1]
+        argparse -sn "$commands" $option_specs -- $unparsed_tokens 2> /dev/null
+        set unparsed_tokens $argv
+        set positional_index (math $positional_index + 1)
+        for non_repeating_flag_or_option in $non_repeating_flags_or_options
+            if set -ql "_flag_$(string replace -a - _ -- $non_repeating_flag_or_option)"
+                set non_repeating_flags_or_options_absent 1
+                break
+            end
+        end
+        test (count $unparsed_tokens) -eq 0 -o \( -z "$is_repeating_positional" -a "$positional_index" -gt "$positional_count" \) && break
+    end
+end
+
+function __tether_complete_directories
+    set -l token (commandline -t)
+    string match -- '*/' $token
+    set -l subdirs $token*/
+    printf %s\n $subdirs
+end
+
+function __tether_custom_completion
+    set -x SAP_SHELL fish
+    set -x SAP_SHELL_VERSION $FISH_VERSION
+    set -l tokens (__tether_tokens -p)
+    if test -z "$(__tether_tokens -t)"
+        set -l index (count (__tether_tokens -pc))
+        set tokens $tokens[..$index] \'\' $tokens[(math $index + 1)..]
+    end
+    command $tokens[1] $argv $tokens
+end
+
+complete -c 'tether' -f
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'status' -d 'Show the gateway\'s state: BlueZ, devices, stored events, outbox, sync and storage.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'devices' -d 'List the devices tetherd knows, or show one in detail.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'scan' -d 'Scan for devices and show them live: address, name, RSSI, known, paired.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'pair' -d 'Pair a device and add it to the gateway; asks for the passkey or a confirmation when needed.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'forget' -d 'Unpair a device and remove it from the gateway (events already stored are kept and still sync).'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'settings' -d 'Read or change a device\'s settings.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'outbox' -d 'Inspect the outbox: what the gateway still has to send to the backend.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'dead-letters' -d 'List, retry or discard outbox commands the backend refused for good.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'conflicts' -d 'List or resolve settings where the gateway\'s desired value and the device\'s disagree.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'sync' -d 'Ask tetherd to sync with the backend now; \'tether status\' shows the result.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'replay' -d 'Replay firmware transcripts through the gateway\'s link session and print the outcome.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether status" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether status" json' -l 'json' -d 'Print the status record as JSON (keys as in docs/control-api.md; times in UTC nanoseconds).'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether status" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether devices" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether devices" json' -l 'json' -d 'Print JSON: an array of device records, or one record with a device argument.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether devices" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether scan" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether scan" duration' -l 'duration' -d 'How long to scan, in seconds (0 = until Ctrl-C).' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether scan" json' -l 'json' -d 'Print each scan result as one JSON line (keys as in docs/control-api.md).'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether scan" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether pair" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether pair" passkey' -l 'passkey' -d 'Answer a passkey question with this number (0-999999).' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether pair" yes' -l 'yes' -d 'Confirm a numeric-comparison question without asking.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether pair" timeout' -l 'timeout' -d 'Give up after this many seconds.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether pair" json' -l 'json' -d 'Print the paired device\'s record as JSON.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether pair" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether forget" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether forget" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether settings" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether settings" -eq 1' -fa 'get' -d 'Show a device\'s settings: what the gateway wants (desired) and what the device reports.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether settings" -eq 1' -fa 'set' -d 'Change settings; the device applies them when it is next connected.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether settings get" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether settings get" json' -l 'json' -d 'Print the settings record as JSON (desired.NAME and reported.NAME keys).'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether settings get" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether settings set" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether settings set" json' -l 'json' -d 'Print the resulting settings record as JSON.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether settings set" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether outbox" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether outbox" -eq 1' -fa 'list' -d 'List outbox commands, oldest first.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether outbox list" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether outbox list" status' -l 'status' -d 'Only commands with this status: pending, in_flight, failed, conflict or dead.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether outbox list" limit' -l 'limit' -d 'At most this many commands.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether outbox list" json' -l 'json' -d 'Print an array of outbox command records as JSON.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether outbox list" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether dead-letters" -eq 1' -fa 'list' -d 'List dead letters with the backend\'s last error.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether dead-letters" -eq 1' -fa 'retry' -d 'Put dead letters back in the outbox; they go out with the next sync.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether dead-letters" -eq 1' -fa 'discard' -d 'Drop dead letters for good (the backend never gets them).'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters list" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters list" limit' -l 'limit' -d 'At most this many dead letters.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters list" json' -l 'json' -d 'Print an array of outbox command records as JSON.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters list" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters retry" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters retry" all' -l 'all' -d 'Every dead letter.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters retry" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters discard" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters discard" all' -l 'all' -d 'Every dead letter.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether dead-letters discard" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether conflicts" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether conflicts" -eq 1' -fa 'list' -d 'List settings conflicts: mine (desired), theirs (the device\'s) and what both last agreed on.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether conflicts" -eq 1' -fa 'resolve' -d 'Resolve a conflict: \'mine\' sends the desired value to the device, \'theirs\' keeps the device\'s.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether conflicts list" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether conflicts list" json' -l 'json' -d 'Print an array of conflict records as JSON.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether conflicts list" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether conflicts resolve" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether conflicts resolve" keep' -l 'keep' -d 'Which value wins.' -rfka 'mine theirs'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether conflicts resolve" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether sync" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether sync" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether replay" json' -l 'json' -d 'Print JSON instead of tables.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether replay" db' -l 'db' -d 'Also store what the gateway stored in this SQLite database (created if missing) and print the rows that resulted. Replaying a transcript again into the same database adds nothing.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether replay" expect' -l 'expect' -d 'Compare with an expected-outcome JSON file and exit 1 with a diff on a mismatch. With several transcripts, a directory holding NAME.expected.json for each NAME.transcript.' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether replay" h help' -s 'h' -l 'help' -d 'Show help information.'

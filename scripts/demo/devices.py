@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The demo's hands on the simulated devices (tether-sim's io.tether.Simulator1) and its counters.
+
+  devices.py faults ADDRESS on|off            switch the demo's faults on or off for every device
+  devices.py load ADDRESS STATE_FILE SERIALS  record hits on every device until SIGTERM/SIGINT; the running
+                                              totals (hits the firmware recorded per device) go to STATE_FILE
+  devices.py device-stats ADDRESS ADDRESSES   events the devices released (ACKed) and still hold, summed
+  devices.py server-count DB                  consumption events on tether-server (SQLite): rows and distinct ids
+  devices.py field JSON_FILE KEY...           print fields of a JSON object (missing: 0)
+
+Only the standard library and python3-dbus (Debian) are used.
+"""
+import json
+import os
+import random
+import signal
+import sqlite3
+import sys
+import time
+
+SIMULATOR = ("org.bluez", "/io/tether/simulator", "io.tether.Simulator1")
+
+
+def simulator(address):
+    import dbus  # python3-dbus; imported here so the counting commands work without it
+
+    bus = dbus.bus.BusConnection(address)
+    return dbus, dbus.Interface(bus.get_object(SIMULATOR[0], SIMULATOR[1]), SIMULATOR[2])
+
+
+def device_path(address):
+    return "/org/bluez/hci0/dev_" + address.replace(":", "_")
+
+
+def faults(address, on):
+    dbus, control = simulator(address)
+    # Faults the demo switches on (BlueZSimulator/README.md): links drop at random (mean 12 s per device), 2 % of
+    # notifications are lost and 1 % duplicated. Reboots are done by `load`, one device at a time.
+    control.InjectFault("random-disconnects", {"mean_interval_ms": dbus.UInt32(12000 if on else 0)})
+    control.InjectFault("drop-notifications", {"probability": dbus.Double(0.02 if on else 0.0)})
+    control.InjectFault("duplicate-notifications", {"probability": dbus.Double(0.01 if on else 0.0)})
+
+
+def write_state(path, state):
+    temporary = path + ".tmp"
+    with open(temporary, "w") as handle:
+        json.dump(state, handle, sort_keys=True)
+    os.replace(temporary, path)
+
+
+def load(address, state_path, addresses, seed=7, hits_per_second=3.0, reboot_every=15.0):
+    """Each device's user takes about `hits_per_second` hits per second; every `reboot_every` seconds one device
+    power-cycles. A hit counts as created when the firmware says it recorded it (RecordHits' answer)."""
+    dbus, control = simulator(address)
+    stop = []
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.append(True))
+    rng = random.Random(seed)
+    created = {a: 0 for a in addresses}
+    refused = {a: 0 for a in addresses}
+    reboots = 0
+    started = time.monotonic()
+    next_reboot = started + reboot_every
+    tick = 0.25
+    while not stop:
+        for a in addresses:
+            wanted = sum(1 for _ in range(8) if rng.random() < hits_per_second * tick / 8)
+            if wanted:
+                recorded = int(control.RecordHits(dbus.ObjectPath(device_path(a)), dbus.UInt32(wanted)))
+                created[a] += recorded
+                refused[a] += wanted - recorded
+        if time.monotonic() >= next_reboot:
+            control.Reboot(dbus.ObjectPath(device_path(rng.choice(addresses))))
+            reboots += 1
+            next_reboot += reboot_every
+        write_state(state_path, {"created": sum(created.values()), "per_device": created, "refused": sum(refused.values()),
+                                 "reboots": reboots, "running": True})
+        time.sleep(tick)
+    write_state(state_path, {"created": sum(created.values()), "per_device": created, "refused": sum(refused.values()),
+                             "reboots": reboots, "running": False})
+
+
+def device_stats(address, addresses):
+    dbus, control = simulator(address)
+    released = unacknowledged = 0
+    for a in addresses:
+        statistics = control.GetStatistics(dbus.ObjectPath(device_path(a)))
+        released += int(statistics.get("events_released", 0))
+        unacknowledged += int(statistics.get("events_unacknowledged", 0))
+    print(released, unacknowledged)
+
+
+def server_count(database):
+    if not os.path.exists(database):
+        print("0 0")
+        return
+    connection = sqlite3.connect("file:%s?mode=ro" % database, uri=True, timeout=10)
+    try:
+        rows, distinct = connection.execute(
+            "SELECT count(*), count(DISTINCT serial || '/' || boot_counter || '/' || sequence) FROM consumption_event"
+        ).fetchone()
+    except sqlite3.OperationalError:  # the server has not created its schema yet
+        rows, distinct = 0, 0
+    print(rows, distinct)
+
+
+def field(path, keys):
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        data = {}
+    print(" ".join(str(data.get(key, 0)) for key in keys))
+
+
+def main(arguments):
+    if len(arguments) >= 3 and arguments[0] == "faults":
+        faults(arguments[1], arguments[2] == "on")
+    elif len(arguments) >= 4 and arguments[0] == "load":
+        load(arguments[1], arguments[2], arguments[3].split(","))
+    elif len(arguments) == 3 and arguments[0] == "device-stats":
+        device_stats(arguments[1], arguments[2].split(","))
+    elif len(arguments) == 2 and arguments[0] == "server-count":
+        server_count(arguments[1])
+    elif len(arguments) >= 3 and arguments[0] == "field":
+        field(arguments[1], arguments[2:])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

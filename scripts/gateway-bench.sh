@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Notifications/s and CPU per notification: Tether over StartNotify and AcquireNotify vs a PINNED bleak, the same
+# tether-sim stream (--unthrottled) on the same private bus, in one run. Release build.
+#
+#   scripts/gateway-bench.sh [--devices N] [--start-notify-per-device K] [--acquire-per-device K]
+#
+# The bleak venv is shared with scripts/bleak-fidelity.sh: ${TETHER_BLEAK_VENV:-<repo>/.build-bleak/venv-bleak-3.1.0}.
+set -euo pipefail
+
+BLEAK_VERSION=3.1.0
+DBUS_FAST_VERSION=5.2.0
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+VENV="${TETHER_BLEAK_VENV:-$ROOT/.build-bleak/venv-bleak-$BLEAK_VERSION}"
+SCRATCH="${SCRATCH:-$ROOT/.build}"
+
+if ! "$VENV/bin/python" -c "import bleak, importlib.metadata as m; assert m.version('bleak') == '$BLEAK_VERSION'" 2>/dev/null; then
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION"
+fi
+
+cd "$ROOT"
+swift build -c release --scratch-path "$SCRATCH" --product tether-sim >&2
+swift build -c release --scratch-path "$SCRATCH" --product tether-gateway-bench >&2
+BIN="$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)"
+exec "$BIN/tether-gateway-bench" --simulator "$BIN/tether-sim" \
+    --bleak-python "$VENV/bin/python" --bleak-script "$ROOT/scripts/bench/bleak_receive.py" "$@"
