@@ -10,7 +10,7 @@
 # Environment: TETHER_VM_ACCEL=kvm|tcg (skip the probe), TETHER_VM_LINK=static|shared (see step 2),
 # TETHER_VM_CACHE (kernel + initramfs cache),
 # TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_CONFIGURATION (release),
-# TETHER_VM_BOOT_SECONDS (bound, 420).
+# TETHER_VM_BOOT_SECONDS (bound, 540).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -120,9 +120,11 @@ timing[initramfs]=$(elapsed "$step")
 # 4. The run folder: guest scripts, the scenario and the binaries; the guest writes its results here.
 run=${TETHER_VM_RUN:-$repo/.build/real-bluez/$(date -u +%Y%m%dT%H%M%SZ)-$scenario}
 rm -rf "$run" && mkdir -p "$run/guest" "$run/bin"
-cp "$harness/stage2.sh" "$harness/main.conf" "$harness/check-tether.py" "$run/guest/"
+cp "$harness/stage2.sh" "$harness/main.conf" "$run/guest/"
 cp "$harness/scenarios/$scenario.sh" "$run/guest/scenario.sh"
-cp "$harness"/scenarios/lib.sh "$run/guest/" 2>/dev/null || true
+cp "$harness"/check-*.py "$harness"/scenarios/lib*.sh "$run/guest/" 2>/dev/null || true
+# The control API's bus policy, for scenarios that run tetherd on the guest's system bus.
+cp "$repo/deploy/dbus/io.tether.Gateway.conf" "$run/guest/"
 for product in "${products[@]+"${products[@]}"}"; do cp "$bin/$product" "$run/bin/"; done
 
 qemu_common=(
@@ -164,9 +166,9 @@ timing[kvm_probe]=$(elapsed "$step")
 step=$(now)
 echo "== booting $release under $accel; run folder $run"
 set +e
-timeout -s KILL "${TETHER_VM_BOOT_SECONDS:-420}" qemu-system-x86_64 "${accel_args[@]}" "${qemu_common[@]}" \
+timeout -s KILL "${TETHER_VM_BOOT_SECONDS:-540}" qemu-system-x86_64 "${accel_args[@]}" "${qemu_common[@]}" \
     -serial "file:$run/console.log" \
-    -append "$kernel_args TETHER_SCENARIO_SECONDS=${TETHER_SCENARIO_SECONDS:-240}" > "$run/qemu.log" 2>&1
+    -append "$kernel_args TETHER_SCENARIO_SECONDS=${TETHER_SCENARIO_SECONDS:-360}" > "$run/qemu.log" 2>&1
 qemu_status=$?
 set -e
 timing[vm]=$(elapsed "$step")

@@ -1,6 +1,6 @@
 import DBus
 
-/// The device's side of passkey pairing: an `org.bluez.Agent1` with capability KeyboardOnly that enters a fixed
+/// The device's side of passkey pairing: an `org.bluez.Agent1` (KeyboardOnly, or DisplayOnly with `showsPasskey`) that enters a fixed
 /// passkey (a device with a printed code). With the central's agent also KeyboardOnly, SMP picks Passkey Entry
 /// with both sides entering the same number, so the pairing succeeds only if the technician types that code.
 struct PasskeyAgent: Sendable {

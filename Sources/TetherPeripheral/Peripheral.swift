@@ -35,7 +35,7 @@ public actor Peripheral {
     }
 
     public func run() async throws {
-        log.note("start", ["serial": configuration.serial, "passkey": configuration.passkey != nil])
+        log.note("start", ["serial": configuration.serial, "passkey": configuration.passkey != nil, "showsPasskey": configuration.showsPasskey])
         let adapter = DBusObjectPath(configuration.adapter)
         try await setAdapter(adapter, "Powered", true)
         // real-bluez-vm.md, pitfall 4: scanners ignore LE advertisers whose adapter is not discoverable.
@@ -44,7 +44,7 @@ public actor Peripheral {
         if let passkey = configuration.passkey {
             let agent = PasskeyAgent(path: DBusObjectPath(Self.root.rawValue + "/agent"), passkey: passkey)
             try await connection.objectServer.export([agent.interface(log: log)], at: agent.path)
-            _ = try await bluez("/org/bluez", BlueZName.agentManager, "RegisterAgent", [.objectPath(agent.path), .string("KeyboardOnly")])
+            _ = try await bluez("/org/bluez", BlueZName.agentManager, "RegisterAgent", [.objectPath(agent.path), .string(configuration.showsPasskey ? "DisplayOnly" : "KeyboardOnly")])
             _ = try await bluez("/org/bluez", BlueZName.agentManager, "RequestDefaultAgent", [.objectPath(agent.path)])
         }
         try await application.export(on: connection, link: link)

@@ -17,6 +17,8 @@ public struct PeripheralCommand: AsyncParsableCommand {
     @Option(help: "The adapter's object path.") var adapter = "/org/bluez/hci0"
     @Option(help: "The device's serial number.") var serial = "TTH-VM-0001"
     @Option(help: "Require an authenticated bond; the device's agent enters this 6-digit passkey.") var passkey: UInt32?
+    @Flag(help: "With --passkey: the device shows a passkey (agent DisplayOnly; the kernel picks the number) instead of entering the fixed one.")
+    var showsPasskey = false
     @Option(help: "Hits recorded before the power cycle.") var hits = 20
     @Option(help: "Hits recorded after the power cycle.") var hitsAfterReboot = 10
     @Option(help: "Milliseconds between hits.") var hitIntervalMilliseconds = 400
@@ -27,6 +29,7 @@ public struct PeripheralCommand: AsyncParsableCommand {
 
     public func validate() throws {
         if let passkey, passkey > 999_999 { throw ValidationError("--passkey must be at most 999999, not \(passkey)") }
+        if showsPasskey, passkey == nil { throw ValidationError("--shows-passkey needs --passkey (the device requires an authenticated bond)") }
         if hits < 0 || hitsAfterReboot < 0 { throw ValidationError("hit counts must not be negative") }
         if rebootAfter > hits { throw ValidationError("--reboot-after (\(rebootAfter)) cannot exceed --hits (\(hits))") }
     }
@@ -38,6 +41,7 @@ public struct PeripheralCommand: AsyncParsableCommand {
         configuration.localName = "Tether \(serial.suffix(4))"
         configuration.firmware = .v2_0(serial: serial)
         configuration.passkey = passkey
+        configuration.showsPasskey = showsPasskey
         configuration.hits = hits
         configuration.hitsAfterReboot = hitsAfterReboot
         configuration.hitInterval = .milliseconds(hitIntervalMilliseconds)

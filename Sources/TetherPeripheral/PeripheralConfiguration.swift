@@ -11,6 +11,10 @@ public struct PeripheralConfiguration: Sendable {
     public var firmware = FirmwareProfile.v2_0(serial: "TTH-VM-0001")
     /// When set, the link requires an authenticated (MITM) bond and the peripheral's agent enters this passkey.
     public var passkey: UInt32?
+    /// The device shows a passkey instead of entering a fixed one: its agent registers as DisplayOnly, so SMP has
+    /// the central enter the number the device's kernel generated (Linux has no fixed responder passkey: smp.c
+    /// draws a random one for a displaying side). Needed against tetherd, whose agent is KeyboardDisplay.
+    public var showsPasskey = false
     /// Hits the device records in all, spread over the run.
     public var hits = 20
     /// The time between two hits while the device is on.
