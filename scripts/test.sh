@@ -36,16 +36,18 @@ if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
     echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
     scripts/demo-interrupt-check.sh
 fi
-# Real BlueZ: the kernel's Bluetooth stack, btvirt and bluetoothd 5.66 in a qemu VM, with the debug build above
-# (TETHER_VM_LINK=shared: no second compile). About 2.5-3 min under software emulation. Exit 77 means this machine
+# Real BlueZ: the kernel's Bluetooth stack, btvirt and bluetoothd 5.66 in a qemu VM running the real gateway
+# (tetherd + the tether CLI + tether-server sync; scenario tetherd), with the debug build above (TETHER_VM_LINK=shared:
+# no second compile). About 3 min under software emulation. The stand-in central's scenario stays available
+# (scripts/real-bluez.sh tether). Exit 77 means this machine
 # cannot run the VM: the harness prints a loud SKIP banner and the run goes on; any other failure fails the run.
 # TETHER_REAL_BLUEZ=0 leaves it out (and says so).
 if [ "${TETHER_REAL_BLUEZ:-1}" = 0 ]; then
     echo "== real-BlueZ VM scenario NOT RUN (TETHER_REAL_BLUEZ=0)"
 else
-    echo "== real-BlueZ VM scenario (scripts/real-bluez.sh tether)"
+    echo "== real-BlueZ VM scenario (scripts/real-bluez.sh tetherd)"
     set +e
-    TETHER_VM_LINK=shared scripts/real-bluez.sh tether
+    TETHER_VM_LINK=shared scripts/real-bluez.sh tetherd
     status=$?
     set -e
     if [ "$status" = 77 ]; then

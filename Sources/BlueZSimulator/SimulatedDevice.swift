@@ -91,7 +91,10 @@ public actor SimulatedDevice {
     func advertised() async {
         guard !isConnected else { return }
         let jitter = Int16.random(in: -3...3, using: &random)
-        rssi = configuration.rssi + jitter
+        // 127 is HCI's "RSSI is not available" (Core 5.3 Vol 4 Part E 7.7.65.2): btvirt's emulated controllers
+        // report it and bluetoothd publishes it unchanged as RSSI = 127, so a device configured that way shows
+        // exactly 127, never a jittered neighbour of it.
+        rssi = configuration.rssi == 127 ? 127 : configuration.rssi + jitter
         txPower = configuration.txPower
         if isExported {
             var changed: [String: DBusValue] = ["RSSI": .int16(rssi ?? configuration.rssi)]

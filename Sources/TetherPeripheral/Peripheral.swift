@@ -61,6 +61,7 @@ public actor Peripheral {
         let advertiser = Task { [weak self] in await self?.keepAdvertising() }
         defer { advertiser.cancel() }
 
+        let startingConfigVersion = await link.config.version
         try await produceHits(count: configuration.hits, from: 0)
         if let threshold = configuration.rebootAfterAcknowledged {
             try await waitUntil { await self.link.released >= threshold }
@@ -68,6 +69,9 @@ public actor Peripheral {
             try await produceHits(count: configuration.hitsAfterReboot, from: configuration.hits)
         }
         try await waitUntil { await self.link.storedEvents == 0 }
+        if configuration.awaitsSettingsChange {
+            try await waitUntil { await self.link.config.version != startingConfigVersion }
+        }
         let config = await link.config
         log.note("all-released", [
             "produced": await link.produced, "released": await link.released, "boot": Int(await link.bootCounter),

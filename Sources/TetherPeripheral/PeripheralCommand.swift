@@ -19,6 +19,8 @@ public struct PeripheralCommand: AsyncParsableCommand {
     @Option(help: "Require an authenticated bond; the device's agent enters this 6-digit passkey.") var passkey: UInt32?
     @Flag(help: "With --passkey: the device shows a passkey (agent DisplayOnly; the kernel picks the number) instead of entering the fixed one.")
     var showsPasskey = false
+    @Flag(help: "Finish only after the settings changed over the link (besides every hit acknowledged).")
+    var awaitsSettingsChange = false
     @Option(help: "Hits recorded before the power cycle.") var hits = 20
     @Option(help: "Hits recorded after the power cycle.") var hitsAfterReboot = 10
     @Option(help: "Milliseconds between hits.") var hitIntervalMilliseconds = 400
@@ -42,6 +44,7 @@ public struct PeripheralCommand: AsyncParsableCommand {
         configuration.firmware = .v2_0(serial: serial)
         configuration.passkey = passkey
         configuration.showsPasskey = showsPasskey
+        configuration.awaitsSettingsChange = awaitsSettingsChange
         configuration.hits = hits
         configuration.hitsAfterReboot = hitsAfterReboot
         configuration.hitInterval = .milliseconds(hitIntervalMilliseconds)

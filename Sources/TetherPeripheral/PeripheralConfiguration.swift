@@ -23,6 +23,9 @@ public struct PeripheralConfiguration: Sendable {
     /// unacknowledged hits kept) and comes back after `rebootPause`.
     public var rebootAfterAcknowledged: Int?
     public var rebootPause: Duration = .seconds(3)
+    /// The device finishes only after its settings changed from the ones it started with (a technician's change
+    /// applied over the link), so a scenario can change settings after pairing without racing the last ACK.
+    public var awaitsSettingsChange = false
     /// Hits recorded after the power cycle (before the central is back, so they wait in the store).
     public var hitsAfterReboot = 10
     /// Re-registering the advertisement this often while unconnected: BlueZ 5.66's emulator sends one advertising

@@ -59,6 +59,9 @@ check(len(boots) == 2, f"hits from two boots (the device power-cycled): {boots}"
 check(sorted(set(released)) == sorted(produced), f"the device released every hit after tetherd's ACK ({len(set(released))} released)")
 check(len(released) == len(set(released)), "no hit released twice")
 check(read("peripheral-status").strip() == "0", "the device saw every hit acknowledged and finished")
+power_on = next((i for i, f in enumerate(facts) if f["fact"] == "power-on"), None)
+check(power_on is not None and any(f["fact"] == "link-up" for f in facts[power_on:]),
+      "tetherd reconnected to the device after its power cycle (a link-up after power-on)")
 
 # Pairing: the CLI's prompt, answered with the number the device showed.
 shown = [f["passkey"] for f in facts if f["fact"] == "agent-display-passkey"]
@@ -70,7 +73,7 @@ address = read("peripheral-address").strip()
 check(any(address.lower() in read(p.name).lower() for p in work.glob("scan-*.txt")), f"tether scan listed {address}")
 
 # The gateway's database.
-gateway = sqlite3.connect(f"file:{work / 'gateway.sqlite'}?mode=ro", uri=True)
+gateway = sqlite3.connect(f"file:{work / 'gateway.sqlite'}?mode=ro&immutable=1", uri=True)
 rows = gateway.execute(
     "SELECT e.bootCounter, e.sequence, e.durationMilliseconds, e.intensity, e.utcNanoseconds, e.syncedAt "
     "FROM consumptionEvent e JOIN device d ON d.id = e.deviceId WHERE d.serial = ?", (serial,)).fetchall()
@@ -105,7 +108,7 @@ else:
     check(False, "the device logged its final state (all-released)")
 
 # The server: every hit exactly once.
-server = sqlite3.connect(f"file:{work / 'server.sqlite'}?mode=ro", uri=True)
+server = sqlite3.connect(f"file:{work / 'server.sqlite'}?mode=ro&immutable=1", uri=True)
 server_rows = server.execute(
     "SELECT boot_counter, sequence, duration_milliseconds, intensity FROM consumption_event WHERE serial = ?", (serial,)).fetchall()
 on_server = {(r[0], r[1]): (r[2], r[3]) for r in server_rows}

@@ -34,6 +34,9 @@ wait_for() {
     say "$what"
 }
 
+# Loopback: tetherd reaches tether-server on 127.0.0.1 (the guest has no other network).
+ip link set lo up
+
 # 1. The control API's bus policy (deploy/dbus/io.tether.Gateway.conf) into the guest's writable /etc, then a
 #    reload: without it the system bus refuses tetherd the name io.tether.Gateway.
 cp /work/guest/io.tether.Gateway.conf /etc/dbus-1/system.d/
@@ -86,6 +89,7 @@ wait_for "tetherd's control API answers on the system bus" 90 tether status --js
 
 # 4. The device (firmware model) on hci0.
 /work/bin/tether-peripheral --adapter /org/bluez/hci0 --serial $serial --passkey $passkey --shows-passkey \
+    --awaits-settings-change \
     --hits $hits --hits-after-reboot $hits_after_reboot --reboot-after 10 --hit-interval-milliseconds 300 \
     --event-log /work/peripheral-events.jsonl > /work/peripheral.log 2>&1 &
 peripheral=$!
@@ -154,9 +158,9 @@ print(c.execute("select count(*) from consumption_event").fetchone()[0])' $state
 }
 produced=$(python3 -c 'import json,sys
 print(sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l)["fact"] == "hit"))' /work/peripheral-events.jsonl)
-for _ in $(seq 60); do
-    [ "$(server_events)" -ge "$produced" ] && break
-    tether sync > /dev/null 2>&1 || true
+sync_deadline=$((SECONDS + 90))
+while ((SECONDS < sync_deadline)) && [ "$(server_events)" -lt "$produced" ]; do
+    timeout 15 /work/bin/tether sync >> /work/tether-sync.txt 2>&1 || true
     sleep 1
 done
 say "server holds $(server_events) events of $produced produced"
