@@ -84,11 +84,19 @@ missing, extra = sorted(set(produced) - set(stored)), sorted(set(stored) - set(p
 check(not missing, f"every produced hit is in the gateway database (missing: {missing[:10]})")
 check(not extra, f"nothing stored that the device did not produce (extra: {extra[:10]})")
 check(all(stored[k] == produced[k] for k in set(stored) & set(produced)), "stored durations and intensities match the device's")
-check(all(r[4] is not None for r in rows), "every stored hit has a wall-clock time (time sync on both boots)")
-check(all(r[5] is not None for r in rows), "every stored hit is marked synced")
 anchor_boots = sorted(b for (b,) in gateway.execute(
     "SELECT DISTINCT a.bootCounter FROM timeAnchor a JOIN device d ON d.id = a.deviceId WHERE d.serial = ?", (serial,)))
-check(set(boots) <= set(anchor_boots), f"time anchors for both boots: {anchor_boots}")
+# §9.7: a hit whose boot has no anchor is stored without a wall-clock time. The device power-cycles right after 10
+# ACKs; under emulation that can fall inside tetherd's first 5-request time-sync burst (an anchor is taken only
+# at the end of a burst, §9.3), leaving boot 1 without an anchor (seen in 1 of 4 runs). The boot after the
+# reconnect has no reboot to race: it must be anchored, and every hit of an anchored boot must have its time.
+last_boot = max(boots) if boots else None
+check(last_boot in anchor_boots, f"tetherd time-synced the device after the reconnect (anchors for boots {anchor_boots})")
+timed = [r for r in rows if r[0] in anchor_boots]
+check(all(r[4] is not None for r in timed), f"every hit of an anchored boot has a wall-clock time ({len(timed)} hits)")
+untimed_boots = sorted({r[0] for r in rows if r[4] is None})
+lines.append(f"info boots without an anchor (hits stored without wall-clock time, §9.7): {untimed_boots}")
+check(all(r[5] is not None for r in rows), "every stored hit is marked synced")
 settings = gateway.execute(
     "SELECT s.desiredVersion, s.desiredSettings, s.reportedVersion, s.reportedSettings FROM deviceSettings s "
     "JOIN device d ON d.id = s.deviceId WHERE d.serial = ?", (serial,)).fetchone()
@@ -129,6 +137,8 @@ check(len(devices) == 1, f"tether devices lists {serial} once")
 if devices:
     device = devices[0]
     check(device.get("paired") is True, "tether devices: paired")
+    check(device.get("name") == "Tether 0001", f"tether devices: the device's own name ({device.get('name')})")
+    check(device.get("rssi") != 127, "tether devices: no RSSI of 127 (HCI's 'not available')")
     check(device.get("events_stored") == len(produced), f"tether devices: events_stored {device.get('events_stored')}")
     expected_method = {"auto": "acquire-notify", "start-notify": "start-notify", "acquire-notify": "acquire-notify"}.get(notify_method)
     lines.append(f"info tetherd notify_method = {notify_method}; the device's link used {device.get('notify_method')}")
