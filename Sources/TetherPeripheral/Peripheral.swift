@@ -41,10 +41,6 @@ public actor Peripheral {
         // real-bluez-vm.md, pitfall 4: scanners ignore LE advertisers whose adapter is not discoverable.
         try await setAdapter(adapter, "Discoverable", true)
         try await setAdapter(adapter, "DiscoverableTimeout", .uint32(0))
-        // A connected central reads the GAP Device Name, which bluetoothd serves from the adapter's alias, and its
-        // Device1.Name then replaces the advertised local name (seen in the tetherd VM run: "BlueZ 5.66"). A
-        // real device's GAP name is its own, so the alias gets the advertised name.
-        try await setAdapter(adapter, "Alias", .string(configuration.localName))
         if let passkey = configuration.passkey {
             let agent = PasskeyAgent(path: DBusObjectPath(Self.root.rawValue + "/agent"), passkey: passkey)
             try await connection.objectServer.export([agent.interface(log: log)], at: agent.path)
