@@ -240,6 +240,31 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// MARK: - Real BlueZ in a VM (issue 7; scripts/real-bluez.sh, deploy/real-bluez/)
+package.products += [
+    .executable(name: "tether-peripheral", targets: ["TetherPeripheralCommand"]),
+    .executable(name: "tether-vm-central", targets: ["TetherVMCentralCommand"]),
+]
+package.targets += [
+    // A Tether device on a real controller: the firmware model behind a GATT application and an LE advertisement
+    // registered with bluetoothd (GattManager1, LEAdvertisingManager1), with a fixed-passkey agent.
+    .target(
+        name: "TetherPeripheral",
+        dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
+    .executableTarget(name: "TetherPeripheralCommand", dependencies: ["TetherPeripheral"]),
+    // The VM scenario's central until tetherd can run it: BlueZ client + LinkSession + TetherStore, ACK after commit.
+    .target(
+        name: "TetherVMCentral",
+        dependencies: [
+            "BlueZ", "DBus", "LinkProtocol", "TetherStore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]
+    ),
+    .executableTarget(name: "TetherVMCentralCommand", dependencies: ["TetherVMCentral"]),
+    .testTarget(name: "TetherPeripheralTests", dependencies: ["TetherPeripheral", "DBus", "DeviceFirmware", "LinkProtocol"]),
+]
+
 // ---- gateway branch (issue 4): the BlueZ gateway service, its shared simulator harness, tests and benchmark ----
 package.products += [
     .library(name: "TetherGateway", targets: ["TetherGateway"]),

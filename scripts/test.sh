@@ -2,7 +2,8 @@
 # The test command: installs what the tests need, builds, runs every test suite, checks the sync server against its
 # OpenAPI contract (schemathesis), a short libFuzzer smoke run of the frame decoder, then a short end-to-end demo
 # (TETHER_DEMO_SECONDS, default 20; 0 skips it), a check that the demo cleans up when interrupted, and the .deb
-# installed into a throwaway root. Exits non-zero if anything fails. `.ci/run` calls this script.
+# installed into a throwaway root; the real-BlueZ VM scenario runs before the .deb test. Exits non-zero if anything
+# fails. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -35,6 +36,27 @@ if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
     scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
     echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
     scripts/demo-interrupt-check.sh
+fi
+# Real BlueZ: the kernel's Bluetooth stack, btvirt and bluetoothd 5.66 in a qemu VM running the real gateway
+# (tetherd + the tether CLI + tether-server sync; scenario tetherd), with the debug build above (TETHER_VM_LINK=shared:
+# no second compile). About 3 min under software emulation. The stand-in central's scenario stays available
+# (scripts/real-bluez.sh tether). Exit 77 means this machine
+# cannot run the VM: the harness prints a loud SKIP banner and the run goes on; any other failure fails the run.
+# TETHER_REAL_BLUEZ=0 leaves it out (and says so).
+if [ "${TETHER_REAL_BLUEZ:-1}" = 0 ]; then
+    echo "== real-BlueZ VM scenario NOT RUN (TETHER_REAL_BLUEZ=0)"
+else
+    echo "== real-BlueZ VM scenario (scripts/real-bluez.sh tetherd)"
+    set +e
+    TETHER_VM_LINK=shared scripts/real-bluez.sh tetherd
+    status=$?
+    set -e
+    if [ "$status" = 77 ]; then
+        echo "== real-BlueZ VM scenario SKIPPED on this machine (see the banner above)"
+    elif [ "$status" != 0 ]; then
+        echo "real-BlueZ VM scenario failed with status $status" >&2
+        exit "$status"
+    fi
 fi
 # deploy/ (issue 6): build the .deb (release, --static-swift-stdlib) and install it into a throwaway root.
 if [ "${TETHER_DEB_TEST:-1}" != 0 ]; then

@@ -49,11 +49,15 @@ public struct Agent: Sendable {
     public let capability: AgentCapability
     let session: BlueZSession
 
-    /// Exports the agent and registers it as BlueZ's default agent.
+    /// Exports the agent and registers it, by default as BlueZ's default agent.
+    ///
+    /// BlueZ asks the agent of the process that called `Device1.Pair()` for an outgoing pairing, and the default
+    /// agent for pairings the remote side starts. A process that only pairs outgoing (a central sharing
+    /// bluetoothd with a peripheral, as in the real-BlueZ VM) passes `makeDefault: false`.
     public static func register(
         session: BlueZSession, path: DBusObjectPath = "/io/tether/agent",
         capability: AgentCapability = .keyboardDisplay, answerTimeout: Duration = .seconds(60),
-        delegate: any AgentDelegate
+        makeDefault: Bool = true, delegate: any AgentDelegate
     ) async throws -> Agent {
         do {
             try await session.connection.objectServer.export([interface(delegate, timeout: answerTimeout)], at: path)
@@ -64,8 +68,10 @@ public struct Agent: Sendable {
             _ = try await session.call(
                 managerPath, BlueZInterfaceName.agentManager, "RegisterAgent",
                 [.objectPath(path), .string(capability.rawValue)])
-            _ = try await session.call(
-                managerPath, BlueZInterfaceName.agentManager, "RequestDefaultAgent", [.objectPath(path)])
+            if makeDefault {
+                _ = try await session.call(
+                    managerPath, BlueZInterfaceName.agentManager, "RequestDefaultAgent", [.objectPath(path)])
+            }
         } catch {
             _ = session.connection.objectServer.unexport(path)
             throw error

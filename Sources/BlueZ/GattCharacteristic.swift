@@ -154,6 +154,11 @@ public final class NotifyAcquisition: Sendable {
             continuation.finish()
             return
         }
+        // BlueZ makes the socketpair with SOCK_NONBLOCK (src/gatt-client.c, create_sock), so the descriptor
+        // arrives non-blocking: a blocking reader must clear O_NONBLOCK or its first recv fails with EAGAIN,
+        // which ended the subscription at once against real bluetoothd 5.66.
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 && flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
         // A plain thread (never a Swift concurrency thread) blocks in recv; shutdown() wakes it with EOF.
         let thread = Thread {
             Self.readLoop(fd: fd, capacity: max(mtu, 512), continuation: continuation)

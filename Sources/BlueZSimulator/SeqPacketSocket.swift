@@ -26,6 +26,16 @@ final class SeqPacketSocket: Sendable {
         guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
             throw BlueZError.failed("socketpair: \(String(cString: strerror(errno)))")
         }
+        // Real BlueZ (src/gatt-client.c, create_sock) makes the pair with SOCK_NONBLOCK, so the descriptor a
+        // client receives is non-blocking: a client that reads it with a plain blocking recv sees EAGAIN at once
+        // and, if it takes that for the end, loses the subscription (seen in the real-BlueZ VM). The simulator's
+        // own end stays blocking for its reader thread; the client's end is made non-blocking like BlueZ's.
+        let flags = fcntl(fds[1], F_GETFL)
+        guard flags >= 0, fcntl(fds[1], F_SETFL, flags | O_NONBLOCK) == 0 else {
+            close(fds[0])
+            close(fds[1])
+            throw BlueZError.failed("fcntl(O_NONBLOCK): \(String(cString: strerror(errno)))")
+        }
         return (SeqPacketSocket(id: id, fd: fds[0]), OwnedFileDescriptor(taking: fds[1]))
     }
 

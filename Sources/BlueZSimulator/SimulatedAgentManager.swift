@@ -17,9 +17,11 @@ public actor SimulatedAgentManager {
 
     init() {}
 
-    /// The default agent, else the most recently registered one (BlueZ uses the pairing client's own agent).
-    func pairingAgent() -> Agent? {
-        defaultAgent ?? agents.last
+    /// The agent `Pair()` asks: the calling client's own (BlueZ device.c pair_device → agent_get(sender); seen in
+    /// the real-BlueZ VM, where the central's non-default agent was asked while a peripheral held the default),
+    /// else the default agent, else (leniently; BlueZ would pair without one) the most recently registered.
+    func pairingAgent(for caller: String) -> Agent? {
+        agents.last { $0.owner == caller } ?? defaultAgent ?? agents.last
     }
 
     func register(owner: String, path: DBusObjectPath, capability: String) throws {

@@ -91,7 +91,10 @@ public actor SimulatedDevice {
     func advertised() async {
         guard !isConnected else { return }
         let jitter = Int16.random(in: -3...3, using: &random)
-        rssi = configuration.rssi + jitter
+        // 127 is HCI's "RSSI is not available" (Core 5.3 Vol 4 Part E 7.7.65.2): btvirt's emulated controllers
+        // report it and bluetoothd publishes it unchanged as RSSI = 127, so a device configured that way shows
+        // exactly 127, never a jittered neighbour of it.
+        rssi = configuration.rssi == 127 ? 127 : configuration.rssi + jitter
         txPower = configuration.txPower
         if isExported {
             var changed: [String: DBusValue] = ["RSSI": .int16(rssi ?? configuration.rssi)]
@@ -218,7 +221,7 @@ public actor SimulatedDevice {
 
     // MARK: - Pairing
 
-    func pair() async throws {
+    func pair(caller: String) async throws {
         guard !isPaired else { throw BlueZError.alreadyExists }
         guard !pairing else { throw BlueZError.inProgress }
         pairing = true
@@ -231,11 +234,11 @@ public actor SimulatedDevice {
         case .justWorks:
             break
         case .passkey:
-            guard let agent = await agents.pairingAgent() else { throw BlueZError.authenticationFailed }
+            guard let agent = await agents.pairingAgent(for: caller) else { throw BlueZError.authenticationFailed }
             let reply = try await callAgent(agent, "RequestPasskey", [.objectPath(path)])
             guard reply.first?.uint32Value == configuration.passkey else { throw BlueZError.authenticationFailed }
         case .confirmation:
-            guard let agent = await agents.pairingAgent() else { throw BlueZError.authenticationFailed }
+            guard let agent = await agents.pairingAgent(for: caller) else { throw BlueZError.authenticationFailed }
             _ = try await callAgent(agent, "RequestConfirmation", [.objectPath(path), .uint32(configuration.passkey)])
         }
         guard !pairingCanceled else { throw BlueZError.authenticationCanceled }
@@ -642,8 +645,8 @@ extension SimulatedDevice {
                     try await self.disconnect()
                     return []
                 },
-                DBusMethod("Pair", dispatch: .concurrent) { _ in
-                    try await self.pair()
+                DBusMethod("Pair", dispatch: .concurrent) { call in
+                    try await self.pair(caller: call.sender)
                     return []
                 },
                 DBusMethod("CancelPairing") { _ in

@@ -401,18 +401,24 @@ public actor Gateway {
             delegate: pairingRouter)
     }
 
+    /// The RSSI value HCI uses for "not available".
+    static let rssiNotAvailable: Int16 = 127
+
     private func noteSeen(_ path: DBusObjectPath, _ properties: [String: DBusValue], adding: Bool) {
         guard let address = Device(session: session, path: path).address else { return }
         var entry = seen[address] ?? Seen()
         if let name = properties["Name"]?.stringValue ?? properties["Alias"]?.stringValue { entry.name = name }
-        let rssi = properties["RSSI"]?.int16Value
-        if let rssi {
-            entry.rssi = rssi
+        // An RSSI update means an advertising report arrived. 127 is HCI's "RSSI is not available" (Core 5.3
+        // Vol 4 Part E 7.7.65.2); the kernel and bluetoothd pass it through as RSSI = 127 (seen with btvirt's
+        // controllers), so it marks the device as seen without a signal strength.
+        let reported = properties["RSSI"]?.int16Value
+        if let reported {
+            entry.rssi = reported == Self.rssiNotAvailable ? nil : reported
             entry.lastSeenAt = clock.linkNow()
         }
         seen[address] = entry
         if knownAddresses().contains(address) { markDirty(address) }
-        guard scanning, adding || rssi != nil else { return }
+        guard scanning, adding || reported != nil else { return }
         let result = ScanResult(
             address: address, name: entry.name, rssi: entry.rssi,
             known: serials[address] != nil || wanted.contains(address), paired: wanted.contains(address),

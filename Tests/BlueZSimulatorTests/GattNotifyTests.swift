@@ -34,6 +34,9 @@ struct GattNotifyTests {
             let notifyFD = try #require(notify.first?.fileDescriptorValue?.rawValue)
             let writeFD = try #require(write.first?.fileDescriptorValue?.rawValue)
             #expect(try await harness.property(SimulatorHarness.tx, "org.bluez.GattCharacteristic1", "NotifyAcquired") == .bool(true))
+            // Like real BlueZ (create_sock uses SOCK_NONBLOCK), the descriptors handed out are non-blocking.
+            #expect(fcntl(notifyFD, F_GETFL) & O_NONBLOCK != 0)
+            #expect(fcntl(writeFD, F_GETFL) & O_NONBLOCK != 0)
 
             // StartNotify and direct CCCD writes are refused while the fd owns the notifications.
             await #expect(throws: DBusError(name: "org.bluez.Error.NotPermitted", message: "")) {

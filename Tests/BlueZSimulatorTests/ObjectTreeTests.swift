@@ -67,6 +67,26 @@ struct ObjectTreeTests {
         }
     }
 
+    /// Real BlueZ with btvirt's controllers publishes RSSI = 127, HCI's "not available" (real-bluez VM, run 1 of
+    /// the tetherd scenario): a device configured that way must show exactly 127 on every report.
+    @Test func rssiNotAvailableIsPublishedAsExactly127() async throws {
+        var configuration = SimulatorConfiguration.generated(count: 1, seed: 7)
+        configuration.devices[0].rssi = 127
+        try await SimulatorHarness.with(configuration) { harness in
+            let recorder = try await harness.record()
+            _ = try await harness.bluez(SimulatorHarness.adapter, "org.bluez.Adapter1", "StartDiscovery")
+            let added = try await recorder.waitFor("InterfacesAdded of the device") {
+                $0.addedObject?.path == SimulatorHarness.firstDevice
+            }
+            #expect(recorder.signals[added].addedObject?.interfaces["org.bluez.Device1"]?["RSSI"] == .int16(127))
+            let update = try await recorder.waitFor("a later RSSI report") {
+                $0.path == SimulatorHarness.firstDevice && $0.changedProperties?["RSSI"] != nil
+            }
+            #expect(recorder.signals[update].changedProperties?["RSSI"] == .int16(127))
+            _ = try await harness.bluez(SimulatorHarness.adapter, "org.bluez.Adapter1", "StopDiscovery")
+        }
+    }
+
     @Test func removeDeviceDropsItsObjects() async throws {
         try await SimulatorHarness.with { harness in
             try await harness.discover()

@@ -72,6 +72,44 @@ struct RestartAndPairingTests {
         }
     }
 
+    /// Real BlueZ (seen in the real-BlueZ VM, device.c pair_device → agent_get(sender)): `Pair()` asks the
+    /// calling client's own agent, registered or not as the default; the default agent answers only for clients
+    /// without one (and for pairings the remote side starts). A central sharing bluetoothd with a peripheral
+    /// that holds the default agent must still be asked for its passkey.
+    @Test func pairingAsksTheCallersOwnAgentBeforeTheDefault() async throws {
+        try await SimulatorHarness.with { harness in
+            try await harness.discover(SimulatorHarness.passkeyDevice)
+            let asked = Mutex<[String]>([])
+            func agent(_ name: String, answering passkey: UInt32) -> DBusInterface {
+                DBusInterface(
+                    name: "org.bluez.Agent1",
+                    methods: [
+                        DBusMethod("RequestPasskey", inputs: [DBusArgument("device", "o")], outputs: [DBusArgument("passkey", "u")]) { _ in
+                            asked.withLock { $0.append(name) }
+                            return [.uint32(passkey)]
+                        }
+                    ])
+            }
+            // Another client (a peripheral, a tool) holds the default agent and knows no passkey.
+            let other = try await DBusConnection.connect(to: .address(harness.bus.address))
+            try await other.objectServer.export([agent("default", answering: 999_999)], at: "/other/agent")
+            for (member, arguments) in [("RegisterAgent", [DBusValue.objectPath("/other/agent"), .string("KeyboardOnly")]), ("RequestDefaultAgent", [.objectPath("/other/agent")])] {
+                _ = try await other.call(
+                    destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1", member: member,
+                    arguments: arguments)
+            }
+            // The pairing client registers its own agent without asking to be the default.
+            try await harness.client.objectServer.export([agent("caller", answering: 123_456)], at: "/caller/agent")
+            _ = try await harness.bluez(
+                "/org/bluez", "org.bluez.AgentManager1", "RegisterAgent", [.objectPath("/caller/agent"), .string("KeyboardOnly")])
+
+            _ = try await harness.bluez(SimulatorHarness.passkeyDevice, "org.bluez.Device1", "Pair")
+            #expect(asked.withLock { $0 } == ["caller"])
+            #expect(try await harness.property(SimulatorHarness.passkeyDevice, "org.bluez.Device1", "Paired") == .bool(true))
+            await other.close()
+        }
+    }
+
     @Test func configurationDecodesWithDefaults() throws {
         let json = #"{"seed": 9, "devices": [{"address": "C0:00:00:00:00:09", "pairing": "passkey", "firmware": "2.0", "manufacturerData": {"1": [7]}}]}"#
         let configuration = try JSONDecoder().decode(SimulatorConfiguration.self, from: Data(json.utf8))

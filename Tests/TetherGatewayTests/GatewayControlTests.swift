@@ -76,6 +76,20 @@ struct GatewayControlTests {
         }
     }
 
+    /// BlueZ passes HCI's "RSSI is not available" (127) through; real BlueZ on btvirt reports only that. The scan
+    /// result must say "no signal strength", not 127 dBm.
+    @Test func scanTreatsRSSI127AsNotAvailable() async throws {
+        var configuration = GatewayHarness.configuration(devices: 1)
+        configuration.devices[0].rssi = 127
+        try await GatewayHarness.with(simulator: configuration) { harness in
+            try await harness.gateway.startScan()
+            try await waitUntil("a scan result") { await harness.gateway.scanResults().count == 1 }
+            let result = try #require(await harness.gateway.scanResults().first)
+            #expect(result.address == GatewayHarness.address(1) && result.rssi == nil)
+            try await harness.gateway.stopScan()
+        }
+    }
+
     @Test func forgetDisconnectsRemovesAndUnpairs() async throws {
         try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1)) { harness in
             try await harness.pairAll(1)

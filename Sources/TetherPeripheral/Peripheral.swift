@@ -1,0 +1,178 @@
+import DBus
+import Foundation
+import LinkProtocol
+
+/// A Tether device on a real controller: the firmware model behind a GATT application and an LE advertisement
+/// registered with bluetoothd, an optional passkey agent, hits on a schedule and one power cycle.
+///
+/// `run()` returns when the schedule is done and every hit was acknowledged, or throws when bluetoothd refuses
+/// something. Everything the device did is in the event log.
+public actor Peripheral {
+    public let configuration: PeripheralConfiguration
+    private let connection: DBusConnection
+    private let log: EventLog
+    private let application: GattApplication
+    private let advertisement: Advertisement
+    private let link: DeviceLink
+    private var connectedCentrals: Set<DBusObjectPath> = []
+    private var registered = false
+
+    public static let root: DBusObjectPath = "/io/tether/peripheral"
+
+    public init(configuration: PeripheralConfiguration, connection: DBusConnection) throws {
+        self.configuration = configuration
+        self.connection = connection
+        let log = try EventLog(url: configuration.eventLog)
+        self.log = log
+        application = GattApplication(root: Self.root, requiresAuthentication: configuration.passkey != nil)
+        advertisement = Advertisement(path: DBusObjectPath(Self.root.rawValue + "/advertisement0"), localName: configuration.localName)
+        let txPath = application.txPath
+        link = DeviceLink(profile: configuration.firmware, log: log) { value in
+            // One PropertiesChanged on Value = one ATT notification from bluetoothd, in order.
+            try? connection.objectServer.emitPropertiesChanged(
+                path: txPath, interface: BlueZName.gattCharacteristic, changed: ["Value": .bytes(value)])
+        }
+    }
+
+    public func run() async throws {
+        log.note("start", ["serial": configuration.serial, "passkey": configuration.passkey != nil, "showsPasskey": configuration.showsPasskey])
+        let adapter = DBusObjectPath(configuration.adapter)
+        try await setAdapter(adapter, "Powered", true)
+        // real-bluez-vm.md, pitfall 4: scanners ignore LE advertisers whose adapter is not discoverable.
+        try await setAdapter(adapter, "Discoverable", true)
+        try await setAdapter(adapter, "DiscoverableTimeout", .uint32(0))
+        if let passkey = configuration.passkey {
+            let agent = PasskeyAgent(path: DBusObjectPath(Self.root.rawValue + "/agent"), passkey: passkey)
+            try await connection.objectServer.export([agent.interface(log: log)], at: agent.path)
+            _ = try await bluez("/org/bluez", BlueZName.agentManager, "RegisterAgent", [.objectPath(agent.path), .string(configuration.showsPasskey ? "DisplayOnly" : "KeyboardOnly")])
+            _ = try await bluez("/org/bluez", BlueZName.agentManager, "RequestDefaultAgent", [.objectPath(agent.path)])
+        }
+        try await application.export(on: connection, link: link)
+        try await advertisement.export(on: connection) { [weak self] in await self?.advertisementReleased() }
+
+        let changes = try await connection.signals(matching: DBusMatchRule(
+            sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged", pathNamespace: adapter))
+        let watcher = Task { [weak self] in
+            for await signal in changes { await self?.propertiesChanged(signal) }
+        }
+        defer { watcher.cancel() }
+
+        try await registerApplication()
+        let advertiser = Task { [weak self] in await self?.keepAdvertising() }
+        defer { advertiser.cancel() }
+
+        let startingConfigVersion = await link.config.version
+        try await produceHits(count: configuration.hits, from: 0)
+        if let threshold = configuration.rebootAfterAcknowledged {
+            try await waitUntil { await self.link.released >= threshold }
+            try await powerCycle()
+            try await produceHits(count: configuration.hitsAfterReboot, from: configuration.hits)
+        }
+        try await waitUntil { await self.link.storedEvents == 0 }
+        if configuration.awaitsSettingsChange {
+            try await waitUntil { await self.link.config.version != startingConfigVersion }
+        }
+        let config = await link.config
+        log.note("all-released", [
+            "produced": await link.produced, "released": await link.released, "boot": Int(await link.bootCounter),
+            "configVersion": Int(config.version), "sensitivity": Int(config.settings.sensitivity ?? 0),
+            "ledBrightness": Int(config.settings.ledBrightness ?? 0),
+        ])
+    }
+
+    // MARK: - The device's schedule
+
+    private func produceHits(count: Int, from first: Int) async throws {
+        for index in first..<(first + count) {
+            await link.recordHit(index: index)
+            try await Task.sleep(for: configuration.hitInterval)
+        }
+    }
+
+    /// The device loses power: its radio goes off (the link drops, the advertisement ends, nothing can connect),
+    /// the firmware reboots keeping its unacknowledged events, and after a pause the radio, the GATT application
+    /// and the advertisement come back.
+    private func powerCycle() async throws {
+        log.note("power-off")
+        await link.reboot()
+        _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+        if registered {
+            registered = false
+            _ = try? await bluez(configuration.adapter, BlueZName.gattManager, "UnregisterApplication", [.objectPath(Self.root)])
+        }
+        let adapter = DBusObjectPath(configuration.adapter)
+        try await setAdapter(adapter, "Powered", false)
+        try await Task.sleep(for: configuration.rebootPause)
+        try await setAdapter(adapter, "Powered", true)
+        try await setAdapter(adapter, "Discoverable", true)
+        log.note("power-on", ["boot": Int(await link.bootCounter)])
+        try await registerApplication()
+    }
+
+    private func registerApplication() async throws {
+        _ = try await bluez(configuration.adapter, BlueZName.gattManager, "RegisterApplication", [.objectPath(Self.root), .variantDictionary([:])])
+        registered = true
+        log.note("application-registered")
+    }
+
+    /// While no central is connected, register the advertisement again every `advertisementRefresh`.
+    private func keepAdvertising() async {
+        while !Task.isCancelled {
+            if connectedCentrals.isEmpty && registered {
+                // bluetoothd keeps a connectable advertisement registered across a connection (a second
+                // RegisterAdvertisement fails with AlreadyExists), so always unregister first.
+                _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+                do {
+                    _ = try await bluez(configuration.adapter, BlueZName.advertisingManager, "RegisterAdvertisement", [.objectPath(advertisement.path), .variantDictionary([:])])
+                } catch {
+                    log.note("advertise-failed", ["error": "\(error)"])
+                }
+            }
+            try? await Task.sleep(for: configuration.advertisementRefresh)
+        }
+    }
+
+    private func advertisementReleased() {
+        log.note("advertisement-released")
+    }
+
+    // MARK: - Facts from bluetoothd
+
+    private func propertiesChanged(_ signal: DBusSignal) async {
+        guard signal.arguments.first?.stringValue == BlueZName.device,
+            let connected = signal.arguments.dropFirst().first?.variantDictionaryValue?["Connected"]?.unwrappingVariants.boolValue
+        else { return }
+        if connected {
+            connectedCentrals.insert(signal.path)
+            log.note("central-connected", ["device": signal.path.rawValue])
+        } else {
+            connectedCentrals.remove(signal.path)
+            log.note("central-disconnected", ["device": signal.path.rawValue])
+            await link.centralDisconnected()
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func setAdapter(_ adapter: DBusObjectPath, _ name: String, _ value: Bool) async throws {
+        try await setAdapter(adapter, name, .bool(value))
+    }
+
+    private func setAdapter(_ adapter: DBusObjectPath, _ name: String, _ value: DBusValue) async throws {
+        _ = try await bluez(adapter.rawValue, BlueZName.properties, "Set", [.string(BlueZName.adapter), .string(name), .variant(value)])
+    }
+
+    @discardableResult
+    private func bluez(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await connection.call(
+            destination: BlueZName.service, path: DBusObjectPath(path), interface: interface, member: member,
+            arguments: arguments, timeout: .seconds(30))
+    }
+
+    /// Waits for `condition`, checking every 100 ms (the device's own loop; bounded by the scenario's timeout).
+    private func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
+        while !(await condition()) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}

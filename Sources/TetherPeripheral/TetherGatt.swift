@@ -1,0 +1,23 @@
+/// Link protocol §2: the UUIDs of Tether's GATT service, as a device exposes them.
+public enum TetherGatt {
+    public static let service = "54455448-0001-4c1e-8e5a-7a3d2f1b0c00"
+    /// RX, gateway → device: write without response (§2.1).
+    public static let rx = "54455448-0002-4c1e-8e5a-7a3d2f1b0c00"
+    /// TX, device → gateway: notify.
+    public static let tx = "54455448-0003-4c1e-8e5a-7a3d2f1b0c00"
+}
+
+/// BlueZ's interface names for the peripheral role (doc/gatt-api.txt, doc/advertising-api.txt, doc/agent-api.txt).
+enum BlueZName {
+    static let service = "org.bluez"
+    static let adapter = "org.bluez.Adapter1"
+    static let device = "org.bluez.Device1"
+    static let gattManager = "org.bluez.GattManager1"
+    static let gattService = "org.bluez.GattService1"
+    static let gattCharacteristic = "org.bluez.GattCharacteristic1"
+    static let advertisingManager = "org.bluez.LEAdvertisingManager1"
+    static let advertisement = "org.bluez.LEAdvertisement1"
+    static let agentManager = "org.bluez.AgentManager1"
+    static let agent = "org.bluez.Agent1"
+    static let properties = "org.freedesktop.DBus.Properties"
+}

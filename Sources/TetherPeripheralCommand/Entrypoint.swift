@@ -1,0 +1,8 @@
+import TetherPeripheral
+
+@main
+struct Entrypoint {
+    static func main() async {
+        await PeripheralCommand.main()
+    }
+}

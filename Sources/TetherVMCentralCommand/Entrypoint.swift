@@ -1,0 +1,8 @@
+import TetherVMCentral
+
+@main
+struct Entrypoint {
+    static func main() async {
+        await CentralCommand.main()
+    }
+}
