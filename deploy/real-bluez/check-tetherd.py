@@ -88,7 +88,7 @@ anchor_boots = sorted(b for (b,) in gateway.execute(
     "SELECT DISTINCT a.bootCounter FROM timeAnchor a JOIN device d ON d.id = a.deviceId WHERE d.serial = ?", (serial,)))
 # §9.7: a hit whose boot has no anchor is stored without a wall-clock time. The device power-cycles right after 10
 # ACKs; under emulation that can fall inside tetherd's first 5-request time-sync burst (an anchor is taken only
-# at the end of a burst, §9.3), leaving boot 1 without an anchor (seen in 1 of 4 runs). The boot after the
+# at the end of a burst, §9.3), leaving boot 1 without an anchor (seen in 2 of 5 full VM runs). The boot after the
 # reconnect has no reboot to race: it must be anchored, and every hit of an anchored boot must have its time.
 last_boot = max(boots) if boots else None
 check(last_boot in anchor_boots, f"tetherd time-synced the device after the reconnect (anchors for boots {anchor_boots})")
