@@ -50,6 +50,17 @@ else
     set +e
     TETHER_VM_LINK=shared scripts/real-bluez.sh tetherd
     status=$?
+    if [ "$status" != 0 ] && [ "$status" != 77 ]; then
+        # One more attempt, never silently: software-emulated controllers under TCG sometimes lose a whole run to
+        # timing (btvirt missing its reset window, an advertisement report lost before discovery starts). The
+        # first attempt's logs stay where the harness printed them; a second failure fails the run.
+        echo "###############################################################################" >&2
+        echo "### real-BlueZ VM scenario: FIRST ATTEMPT FAILED (status $status); retrying once" >&2
+        echo "###############################################################################" >&2
+        TETHER_VM_LINK=shared scripts/real-bluez.sh tetherd
+        status=$?
+        [ "$status" = 0 ] && echo "== real-BlueZ VM scenario passed on the SECOND attempt (the first failed; see above)"
+    fi
     set -e
     if [ "$status" = 77 ]; then
         echo "== real-BlueZ VM scenario SKIPPED on this machine (see the banner above)"
