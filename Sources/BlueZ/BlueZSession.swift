@@ -7,9 +7,14 @@ public struct BlueZSession: Sendable {
     public static let defaultTimeout: Duration = .seconds(10)
 
     public let connection: DBusConnection
+    /// Where StartNotify streams are received, when set: a wire-protocol connection that reads each Value
+    /// PropertiesChanged in place (see `DBusWireConnection`). BlueZ ties a notify session to the bus name that
+    /// called StartNotify, so StartNotify and StopNotify go through this connection too.
+    public let notifications: DBusWireConnection?
 
-    public init(connection: DBusConnection) {
+    public init(connection: DBusConnection, notifications: DBusWireConnection? = nil) {
         self.connection = connection
+        self.notifications = notifications
     }
 
     /// Calls a BlueZ method; D-Bus errors come back as `BlueZError`.

@@ -77,13 +77,18 @@ public struct GattCharacteristic: Hashable, Sendable {
     ///
     /// BlueZ keeps one session per bus connection: two streams on one connection share it, and a `ReadValue`
     /// of this characteristic also shows up here (BlueZ announces read values the same way).
-    public func startNotify(timeout: Duration = BlueZSession.defaultTimeout) async throws -> AsyncStream<[UInt8]> {
-        let session = session
-        let path = path
+    ///
+    /// Each element of the stream is a batch: the values that arrived together, in order (see `NotificationBatches`).
+    public func startNotify(timeout: Duration = BlueZSession.defaultTimeout) async throws -> NotificationBatches {
         let rule = DBusMatchRule(
             sender: BlueZSession.serviceName, interface: BlueZInterfaceName.properties, member: "PropertiesChanged",
             path: path, arguments: [0: BlueZInterfaceName.gattCharacteristic])
-        let values: AsyncStream<[UInt8]>
+        if let wire = session.notifications {
+            return try await startNotify(on: wire, rule: rule, timeout: timeout)
+        }
+        let session = session
+        let path = path
+        let values: NotificationBatches
         do {
             // The Value is picked out on the connection's loop thread: one hand-over per notification.
             values = try await session.connection.signals(
@@ -100,8 +105,36 @@ public struct GattCharacteristic: Hashable, Sendable {
         return values
     }
 
-    /// A Value PropertiesChanged → its bytes; `Notifying=false` (link lost, or StopNotify) ends the stream.
-    @Sendable static func notificationValue(_ signal: DBusSignal) -> DBusSignalFilterResult<[UInt8]> {
+    /// StartNotify over the wire-protocol connection: each Value is copied straight out of the receive buffer.
+    private func startNotify(on wire: DBusWireConnection, rule: DBusMatchRule, timeout: Duration) async throws
+        -> NotificationBatches
+    {
+        let path = path
+        @Sendable func callCharacteristic(_ member: String, timeout: Duration) async throws {
+            do {
+                _ = try await wire.call(
+                    destination: BlueZSession.serviceName, path: path, interface: BlueZInterfaceName.gattCharacteristic,
+                    member: member, timeout: timeout)
+            } catch {
+                throw BlueZError.mapping(error)
+            }
+        }
+        let values: NotificationBatches
+        do {
+            values = try await wire.signalBatches(
+                matching: rule,
+                onTermination: { Task { try? await callCharacteristic("StopNotify", timeout: BlueZSession.defaultTimeout) } },
+                collect: Self.collectNotification)
+        } catch {
+            throw BlueZError.mapping(error)
+        }
+        try await callCharacteristic("StartNotify", timeout: timeout)
+        return values
+    }
+
+    /// A Value PropertiesChanged → its bytes (a batch of one); `Notifying=false` (link lost, or StopNotify) ends
+    /// the stream.
+    @Sendable static func notificationValue(_ signal: DBusSignal) -> DBusSignalFilterResult<[[UInt8]]> {
         guard signal.arguments.count >= 2, let entries = signal.arguments[1].dictionaryEntries else { return .skip }
         var value: [UInt8]?
         for entry in entries {
@@ -111,7 +144,28 @@ public struct GattCharacteristic: Hashable, Sendable {
             default: continue
             }
         }
-        return value.map { .deliver($0) } ?? .skip
+        return value.map { .deliver([$0]) } ?? .skip
+    }
+
+    /// The same, read in place from the receive buffer: `PropertiesChanged(s interface, a{sv} changed,
+    /// as invalidated)`, only the Value's bytes copied out.
+    @Sendable static func collectNotification(_ signal: DBusWireSignal, into batch: inout [[UInt8]]) throws
+        -> DBusWireCollectOutcome
+    {
+        guard signal.hasSignature("sa{sv}as") else { return .keep }
+        var body = signal.body
+        guard try body.readString(equals: BlueZInterfaceName.gattCharacteristic) else { return .keep }
+        var value: [UInt8]?
+        var stopped = false
+        try body.readVariantDictionary { key, variant in
+            if variant.holdsBytes, DBusWireReader.bytes(key, equal: "Value") {
+                value = Array(try variant.readBytes())
+            } else if variant.holds("b"), DBusWireReader.bytes(key, equal: "Notifying") {
+                stopped = try !variant.readBool()
+            }
+        }
+        if let value { batch.append(value) }
+        return stopped ? .end : .keep
     }
 
     /// `AcquireNotify(a{sv})`: notifications on a SOCK_SEQPACKET socket, one value per packet.
@@ -135,17 +189,24 @@ public struct GattCharacteristic: Hashable, Sendable {
     }
 }
 
-/// An AcquireNotify socket: `packets` yields one notification per packet and finishes when BlueZ closes its end
-/// (link lost) or `close()` is called. Closing the socket ends the acquisition in BlueZ.
+/// Notifications as they arrive: each element is a batch of values (one per ATT notification) that arrived
+/// together, in order. Batches let a burst wake the consumer once instead of once per notification.
+public typealias NotificationBatches = AsyncStream<[[UInt8]]>
+
+/// An AcquireNotify socket: `packets` yields the notifications (one per packet) in batches and finishes when BlueZ
+/// closes its end (link lost) or `close()` is called. Closing the socket ends the acquisition in BlueZ.
 public final class NotifyAcquisition: Sendable {
+    /// At most this many packets per batch, so a consumer sees the first ones while a long burst is still read.
+    static let maximumBatch = 64
+
     public let mtu: Int
-    public let packets: AsyncStream<[UInt8]>
+    public let packets: NotificationBatches
     private let descriptor: OwnedFileDescriptor
 
     init(descriptor: OwnedFileDescriptor, mtu: Int) {
         self.descriptor = descriptor
         self.mtu = mtu
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        let (stream, continuation) = AsyncStream.makeStream(of: [[UInt8]].self)
         packets = stream
         continuation.onTermination = { _ in
             descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
@@ -176,13 +237,27 @@ public final class NotifyAcquisition: Sendable {
         descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
-    private static func readLoop(fd: Int32, capacity: Int, continuation: AsyncStream<[UInt8]>.Continuation) {
+    /// Blocks for one packet, then takes whatever else is already queued (without blocking) into the same batch.
+    private static func readLoop(fd: Int32, capacity: Int, continuation: NotificationBatches.Continuation) {
         var buffer = [UInt8](repeating: 0, count: capacity)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            continuation.yield(Array(buffer[0..<count]))
+        var open = true
+        while open {
+            var batch: [[UInt8]] = []
+            while batch.count < maximumBatch {
+                let flags = batch.isEmpty ? Int32(0) : Int32(MSG_DONTWAIT)
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, flags) }
+                if count > 0 {
+                    batch.append(Array(buffer[0..<count]))
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    break
+                } else {
+                    open = false
+                    break
+                }
+            }
+            if !batch.isEmpty { continuation.yield(batch) }
         }
         continuation.finish()
     }

@@ -15,7 +15,8 @@ public actor NotificationSource {
         public let method: Method
         /// The MTU AcquireNotify reported (nil for StartNotify: read `GattCharacteristic.mtu()`).
         public let mtu: Int?
-        public let values: AsyncStream<[UInt8]>
+        /// The notifications, in batches that arrived together.
+        public let values: NotificationBatches
     }
 
     private var methods: [DBusObjectPath: Method] = [:]
@@ -41,9 +42,9 @@ public actor NotificationSource {
             do {
                 let acquisition = try await characteristic.acquireNotify(timeout: timeout)
                 methods[device] = .acquireNotify
-                let values = AsyncStream<[UInt8]> { continuation in
+                let values = NotificationBatches { continuation in
                     let forwarding = Task {
-                        for await packet in acquisition.packets { continuation.yield(packet) }
+                        for await batch in acquisition.packets { continuation.yield(batch) }
                         continuation.finish()
                     }
                     // The acquisition lives as long as the stream; ending the stream closes the socket.

@@ -19,7 +19,7 @@ final class ConnectionCore {
         let completion: CallCompletion
     }
 
-    private let loop: ConnectionLoop
+    private let loop: ConnectionLoop<ConnectionCore>
     private let objectServer: DBusObjectServer
     private let sources = MainLoopSources()
     private var connection: OpaquePointer?
@@ -28,7 +28,7 @@ final class ConnectionCore {
     private var subscriptions: [SignalRouter.SubscriptionID: SignalSink] = [:]
     private var router = SignalRouter()
 
-    private init(loop: ConnectionLoop, objectServer: DBusObjectServer) {
+    private init(loop: ConnectionLoop<ConnectionCore>, objectServer: DBusObjectServer) {
         self.loop = loop
         self.objectServer = objectServer
     }
@@ -36,7 +36,7 @@ final class ConnectionCore {
     /// Starts the loop thread for a new connection; `opened` receives the unique name or the failure.
     static func startThread(
         address: String,
-        loop: ConnectionLoop,
+        loop: ConnectionLoop<ConnectionCore>,
         objectServer: DBusObjectServer,
         opened: CheckedContinuation<String, any Error>
     ) {

@@ -4,13 +4,14 @@ import Synchronization
 
 /// The thread-safe front door of a connection's loop thread.
 ///
-/// Every libdbus call on a connection happens on its one loop thread (`ConnectionCore`). Other threads hand
+/// Everything a connection does to its socket happens on its one loop thread (`Core`: `ConnectionCore` for
+/// libdbus connections, `WireConnectionCore` for wire-protocol ones). Other threads hand
 /// it work as jobs: `submit` appends to a queue and bumps an eventfd that the loop polls beside the bus socket,
 /// so the loop wakes immediately instead of polling on a timer. Once the loop has closed, `submit` runs the job
 /// at once with no core, which is how every late request learns the connection is gone.
-final class ConnectionLoop: Sendable {
+final class ConnectionLoop<Core: AnyObject>: Sendable {
     /// Work for the loop thread; the argument is nil when the connection is already closed.
-    typealias Job = @Sendable (ConnectionCore?) -> Void
+    typealias Job = @Sendable (Core?) -> Void
 
     private struct State {
         var jobs: [Job] = []

@@ -18,10 +18,10 @@ public final class DBusConnection: Sendable {
     /// The objects this connection exports.
     public let objectServer: DBusObjectServer
 
-    let loop: ConnectionLoop
+    let loop: ConnectionLoop<ConnectionCore>
     private let identifiers = Atomic<UInt64>(1)
 
-    private init(uniqueName: String, loop: ConnectionLoop, objectServer: DBusObjectServer) {
+    private init(uniqueName: String, loop: ConnectionLoop<ConnectionCore>, objectServer: DBusObjectServer) {
         self.uniqueName = uniqueName
         self.loop = loop
         self.objectServer = objectServer
@@ -30,7 +30,7 @@ public final class DBusConnection: Sendable {
     /// Connects to a bus and registers with it (Hello).
     public static func connect(to bus: DBusBusAddress) async throws -> DBusConnection {
         let address = try bus.resolved()
-        let loop = try ConnectionLoop()
+        let loop = try ConnectionLoop<ConnectionCore>()
         let objectServer = DBusObjectServer(loop: loop)
         let uniqueName = try await withCheckedThrowingContinuation { continuation in
             ConnectionCore.startThread(address: address, loop: loop, objectServer: objectServer, opened: continuation)

@@ -11,14 +11,14 @@ import Synchronization
 /// Method handlers, getters and setters run as tasks, never on the connection's loop thread. Calls of one sender
 /// are handled in the order it sent them unless a method is declared `.concurrent` (see `DBusMethod`).
 public final class DBusObjectServer: Sendable {
-    let loop: ConnectionLoop
+    let loop: ConnectionLoop<ConnectionCore>
     let registry = Mutex(ObjectRegistry())
     let senderQueues = Mutex(SenderQueues())
 
     /// Senders with an ordered call running or waiting (zero when idle; for leak checks).
     public var sendersWithPendingCalls: Int { senderQueues.withLock { $0.activeSenders } }
 
-    init(loop: ConnectionLoop) {
+    init(loop: ConnectionLoop<ConnectionCore>) {
         self.loop = loop
     }
 

@@ -56,6 +56,35 @@ final class MessageReference: @unchecked Sendable {
         return message
     }
 
+    /// The message in wire format as libdbus marshals it (serial set to `serial`): the reference the
+    /// wire-protocol reader is tested against.
+    func marshalled(serial: UInt32 = 1) throws -> [UInt8] {
+        dbus_message_set_serial(pointer, serial)
+        var bytes: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(pointer, &bytes, &length) != 0, let bytes else {
+            throw DBusError(.noMemory, "libdbus could not marshal the message")
+        }
+        defer { dbus_free(bytes) }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+    }
+
+    /// A message parsed (and validated) by libdbus from wire-format bytes: the reference the wire-protocol
+    /// writer is tested against.
+    static func demarshalling(_ bytes: [UInt8]) throws -> MessageReference {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let parsed = bytes.withUnsafeBytes {
+            dbus_message_demarshal($0.baseAddress?.assumingMemoryBound(to: CChar.self), Int32($0.count), &error)
+        }
+        guard let parsed else {
+            let reason = error.message.map { String(cString: $0) } ?? "unknown reason"
+            throw DBusError(.inconsistentMessage, "libdbus rejected the bytes: \(reason)")
+        }
+        return MessageReference(adopting: parsed)
+    }
+
     /// A method return for the call with `serial` from `sender`.
     static func methodReturn(toSerial serial: UInt32, destination: String?) throws -> MessageReference {
         let message = try adopt(dbus_message_new(CDBUS_MESSAGE_TYPE_METHOD_RETURN))

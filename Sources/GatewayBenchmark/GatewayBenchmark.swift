@@ -20,6 +20,7 @@ public enum GatewayBenchmark {
         var simulator = ""
         var bleakPython: String?
         var bleakScript = ""
+        var coalescingMicroseconds = 1000
     }
 
     struct Measurement {
@@ -47,10 +48,12 @@ public enum GatewayBenchmark {
             case "--simulator": options.simulator = value
             case "--bleak-python": options.bleakPython = value
             case "--bleak-script": options.bleakScript = value
+            case "--coalescing-us": options.coalescingMicroseconds = Int(value) ?? options.coalescingMicroseconds
             default: throw BenchmarkError("unknown option \(arguments[index])")
             }
             index += 2
         }
+        coalescing = .microseconds(options.coalescingMicroseconds)
         let simulator = try SimulatorProcess(executable: options.simulator, devices: options.devices)
         defer { simulator.stop() }
         let addresses = (1...options.devices).map {
@@ -60,9 +63,12 @@ public enum GatewayBenchmark {
         var results: [Measurement] = []
         results.append(
             try await tether(
-                .startNotifyOnly, perDevice: options.startNotifyPerDevice, addresses: addresses, bus: simulator.address))
+                .startNotifyOnly, wire: true, perDevice: options.startNotifyPerDevice, addresses: addresses,
+                bus: simulator.address))
         results.append(
-            try await tether(.acquireFirst, perDevice: options.acquirePerDevice, addresses: addresses, bus: simulator.address))
+            try await tether(
+                .acquireFirst, wire: false, perDevice: options.acquirePerDevice, addresses: addresses,
+                bus: simulator.address))
         if let python = options.bleakPython {
             results.append(
                 try await bleak(
@@ -72,9 +78,31 @@ public enum GatewayBenchmark {
         for result in results {
             print(
                 String(
-                    format: "%-28@ %8d/%-8d notifications  %10.0f notifications/s  %7.2f µs CPU/notification",
+                    format: "%-34@ %8d/%-8d notifications  %10.0f notifications/s  %7.2f µs CPU/notification",
                     result.name as NSString, result.received, result.expected, result.rate,
                     result.cpuMicrosecondsPerNotification))
+        }
+        if let python = options.bleakPython, results.count == 3 {
+            // The libdbus StartNotify path, for comparison: what the wire-protocol connection replaced.
+            let libdbus = try await tether(
+                .startNotifyOnly, wire: false, perDevice: options.startNotifyPerDevice, addresses: addresses,
+                bus: simulator.address)
+            // bleak again after it, so a machine whose load changed during the run shows as two different figures.
+            let bleakAgain = try await bleak(
+                python: python, script: options.bleakScript, perDevice: options.startNotifyPerDevice,
+                addresses: addresses, bus: simulator.address)
+            for result in [libdbus, bleakAgain] {
+                print(
+                    String(
+                        format: "%-34@ %8d/%-8d notifications  %10.0f notifications/s  %7.2f µs CPU/notification",
+                        result.name as NSString, result.received, result.expected, result.rate,
+                        result.cpuMicrosecondsPerNotification))
+            }
+            print(
+                String(
+                    format: "libdbus StartNotify vs bleak (second run): rate %.2fx at %.2fx the CPU/notification",
+                    libdbus.rate / bleakAgain.rate,
+                    libdbus.cpuMicrosecondsPerNotification / bleakAgain.cpuMicrosecondsPerNotification))
         }
         if results.count == 3 {
             let (start, acquire, bleak) = (results[0], results[1], results[2])
@@ -91,13 +119,23 @@ public enum GatewayBenchmark {
 
     // MARK: Tether
 
+    /// The wire connection's read coalescing (`--coalescing-us`; 0 turns it off).
+    nonisolated(unsafe) static var coalescing: Duration = .milliseconds(1)
+
     static func tether(
-        _ preference: GatewayConfiguration.NotifyPreference, perDevice: Int, addresses: [String], bus: String
+        _ preference: GatewayConfiguration.NotifyPreference, wire: Bool, perDevice: Int, addresses: [String],
+        bus: String
     ) async throws -> Measurement {
         let connection = try await DBusConnection.connect(to: .address(bus))
-        let session = BlueZSession(connection: connection)
+        let notifications = wire ? try await DBusWireConnection.connect(to: .address(bus), coalescing: coalescing) : nil
+        let session = BlueZSession(connection: connection, notifications: notifications)
         let adapter = Adapter(session: session)
-        defer { Task { await connection.close() } }
+        defer {
+            Task {
+                await connection.close()
+                await notifications?.close()
+            }
+        }
         try await discover(addresses, adapter: adapter, session: session)
         let counter = ReceiveCounter()
         var receivers: [Task<Void, Never>] = []
@@ -109,7 +147,7 @@ public enum GatewayBenchmark {
             try await device.waitUntilServicesResolved(timeout: .seconds(20))
             let tx = GattCharacteristic(
                 session: session, path: device.path.appending("service0010").appending("char0013"))
-            let values: AsyncStream<[UInt8]>
+            let values: NotificationBatches
             switch preference {
             case .startNotifyOnly:
                 values = try await tx.startNotify()
@@ -122,15 +160,17 @@ public enum GatewayBenchmark {
             receivers.append(
                 Task {
                     var decoder = FrameDecoder()
-                    for await value in values {
-                        _ = decoder.append(value)
+                    for await batch in values {
                         var hits = 0
-                        while let frame = try? decoder.decode() {
-                            if case .hitEvent = try? LinkMessage(frame: frame) { hits += 1 }
+                        for value in batch {
+                            _ = decoder.append(value)
+                            while let frame = try? decoder.decode() {
+                                if case .hitEvent = try? LinkMessage(frame: frame) { hits += 1 }
+                            }
                         }
                         let now = ContinuousClock.now
                         counter.withLock {
-                            $0.notifications += 1
+                            $0.notifications += batch.count
                             $0.hits += hits
                             if $0.first == nil { $0.first = now }
                             $0.last = now
@@ -148,7 +188,12 @@ public enum GatewayBenchmark {
         for acquisition in acquisitions { acquisition.close() }
         for device in devices { try? await device.disconnect() }
         let seconds = first.flatMap { first in last.map { Self.seconds(first.duration(to: $0)) } } ?? 0
-        let name = preference == .startNotifyOnly ? "tether StartNotify" : "tether AcquireNotify"
+        let name =
+            switch (preference, wire) {
+            case (.startNotifyOnly, true): "tether StartNotify (wire)"
+            case (.startNotifyOnly, false): "tether StartNotify (libdbus)"
+            case (.acquireFirst, _): "tether AcquireNotify"
+            }
         if hits != received { print("note: \(name) decoded \(hits) HIT_EVENT frames from \(received) notifications") }
         return Measurement(name: name, received: received, expected: expected, seconds: seconds, cpuSeconds: cpu)
     }

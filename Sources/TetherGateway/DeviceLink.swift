@@ -7,9 +7,9 @@ struct DeviceLink: Sendable {
     let number: UInt64
     let method: GatewayDevice.NotifyMethod
     let mtu: Int
-    /// One element per ATT notification; finishes when the link drops. Ending its iteration releases the
-    /// subscription (closes the AcquireNotify socket or calls StopNotify).
-    let notifications: AsyncStream<[UInt8]>
+    /// The ATT notifications in batches that arrived together; finishes when the link drops. Ending its
+    /// iteration releases the subscription (closes the AcquireNotify socket or calls StopNotify).
+    let notifications: NotificationBatches
     let writer: LinkWriter
 
     /// Sets the link up, bounded by `timeout`.
@@ -22,7 +22,7 @@ struct DeviceLink: Sendable {
         let txCharacteristic = GattCharacteristic(session: session, path: tx)
         let rxCharacteristic = GattCharacteristic(session: session, path: rx)
         let method: GatewayDevice.NotifyMethod
-        let notifications: AsyncStream<[UInt8]>
+        let notifications: NotificationBatches
         var mtu: Int?
         switch preference {
         case .startNotifyOnly:

@@ -133,7 +133,9 @@ final class DeviceSession: Sendable {
             let inputs = inputs
             let number = link.number
             state.forwarder = Task {
-                for await value in link.notifications { inputs.yield(.notification(link: number, value)) }
+                for await batch in link.notifications {
+                    for value in batch { inputs.yield(.notification(link: number, value)) }
+                }
                 inputs.yield(.linkDown(link: number))
             }
             counters.withLock {

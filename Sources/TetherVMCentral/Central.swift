@@ -93,7 +93,7 @@ public actor Central {
 
         // §2.2: subscribe before HELLO. Odd connections take AcquireNotify, even ones StartNotify.
         let useAcquire = number % 2 == 1
-        let values: AsyncStream<[UInt8]>
+        let values: NotificationBatches
         let mtu: Int
         // The acquisition closes its socket when released: keep it for the whole connection.
         var acquisition: NotifyAcquisition?
@@ -121,7 +121,9 @@ public actor Central {
         // Serve until the link ends (the value stream finishes) or everything expected is stored.
         let linkEnded = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                for await value in values { await self.driver.received(value) }
+                for await batch in values {
+                    for value in batch { await self.driver.received(value) }
+                }
                 return true
             }
             group.addTask {

@@ -153,12 +153,12 @@ func decodeFrames(_ packets: [[UInt8]]) throws -> [Frame] {
 }
 
 /// Reads values from `stream` until they decode to at least one frame, bounded by `seconds`.
-func firstFrame(from stream: AsyncStream<[UInt8]>, seconds: Double = 30) async throws -> Frame {
+func firstFrame(from stream: NotificationBatches, seconds: Double = 30) async throws -> Frame {
     try await withThrowingTaskGroup(of: Frame?.self) { group in
         group.addTask {
             var packets: [[UInt8]] = []
-            for await packet in stream {
-                packets.append(packet)
+            for await batch in stream {
+                packets.append(contentsOf: batch)
                 if let frame = try decodeFrames(packets).first { return frame }
             }
             return nil
@@ -174,7 +174,7 @@ func firstFrame(from stream: AsyncStream<[UInt8]>, seconds: Double = 30) async t
 }
 
 /// Drains `stream` until it finishes, bounded by `seconds`.
-func waitUntilFinished(_ stream: AsyncStream<[UInt8]>, seconds: Double = 30) async throws {
+func waitUntilFinished(_ stream: NotificationBatches, seconds: Double = 30) async throws {
     let finished = try await withThrowingTaskGroup(of: Bool.self) { group in
         group.addTask {
             for await _ in stream {}
@@ -188,4 +188,14 @@ func waitUntilFinished(_ stream: AsyncStream<[UInt8]>, seconds: Double = 30) asy
         return try await group.next() ?? false
     }
     if !finished { throw Timeout(what: "the notification stream to finish") }
+}
+
+/// Polls `condition` every 20 ms until it holds, failing after `seconds` (for state that has no change signal the
+/// test can subscribe to before it changes).
+func withBoundedWait(_ what: String, seconds: Double = 30, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw Timeout(what: what) }
+        try await Task.sleep(for: .milliseconds(20))
+    }
 }

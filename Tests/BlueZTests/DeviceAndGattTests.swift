@@ -65,6 +65,39 @@ struct DeviceTests {
         }
     }
 
+    /// StartNotify through the wire-protocol connection (what the gateway uses): the session belongs to that
+    /// connection's bus name, values arrive in order, ending the stream calls StopNotify, and Notifying=false
+    /// (the link dropping) finishes a stream.
+    @Test func startNotifyOverTheWireConnection() async throws {
+        try await BlueZHarness.with { harness in
+            try await harness.discover()
+            try await harness.firstDevice.connect()
+            try await harness.firstDevice.waitUntilServicesResolved()
+            let wire = try await DBusWireConnection.connect(to: .address(harness.bus.address))
+            let session = BlueZSession(connection: harness.connection, notifications: wire)
+            let tx = GattCharacteristic(session: session, path: BlueZHarness.tx)
+            let rx = GattCharacteristic(session: session, path: BlueZHarness.rx)
+
+            let first = try await tx.startNotify()
+            #expect(try await tx.properties()["Notifying"] == .bool(true))
+            try await rx.writeValue(BlueZHarness.hello, type: .command)
+            let frame = try await firstFrame(from: first)
+            #expect(frame.header.type == MessageType.deviceInfo.rawValue)
+            // Ending the stream (cancelling the task that iterates it) ends the notify session: StopNotify.
+            let ending = Task { for await _ in first {} }
+            ending.cancel()
+            await ending.value
+            try await withBoundedWait("Notifying=false after StopNotify") {
+                try await tx.properties()["Notifying"] == .bool(false)
+            }
+
+            let second = try await tx.startNotify()
+            try await harness.firstDevice.disconnect()
+            try await waitUntilFinished(second)
+            await wire.close()
+        }
+    }
+
     @Test func connectFailureFaultsMapToTypedErrors() async throws {
         try await BlueZHarness.with { harness in
             try await harness.discover()
