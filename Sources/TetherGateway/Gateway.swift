@@ -55,14 +55,17 @@ public actor Gateway {
         var lastSeenAt: LinkInstant?
     }
 
+    /// `notifications`: a wire-protocol connection to the same bus for StartNotify streams (see
+    /// `DBusWireConnection`); without one, StartNotify values come through `connection` (libdbus), at several
+    /// times the CPU per notification.
     public init(
-        connection: DBusConnection, storage: GatewayStorage, configuration: GatewayConfiguration = GatewayConfiguration(),
-        clock: GatewayClock = .system
+        connection: DBusConnection, notifications: DBusWireConnection? = nil, storage: GatewayStorage,
+        configuration: GatewayConfiguration = GatewayConfiguration(), clock: GatewayClock = .system
     ) {
         self.configuration = configuration
         self.storage = storage
         self.clock = clock
-        session = BlueZSession(connection: connection)
+        session = BlueZSession(connection: connection, notifications: notifications)
         adapter = Adapter(session: session, path: configuration.adapter)
         tree = BlueZObjectTree(session: session)
         driver = SupervisorDriver(

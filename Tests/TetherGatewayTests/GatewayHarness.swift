@@ -75,20 +75,25 @@ struct GatewayHarness {
         var configuration = configuration
         configuration.trace = { trace.record($0) }
         let connection = try await simulated.connect()
-        let gateway = Gateway(connection: connection, storage: storage, configuration: configuration)
+        // As tetherd does: StartNotify streams over a wire-protocol connection.
+        let notifications = try await DBusWireConnection.connect(to: .address(simulated.bus.address))
+        let gateway = Gateway(
+            connection: connection, notifications: notifications, storage: storage, configuration: configuration)
         let running = Task { try await gateway.run() }
         await gateway.waitUntilReady()
         return GatewayHarness(
             simulated: simulated, gateway: gateway, storage: storage, directory: directory, trace: trace,
-            running: running, connection: connection)
+            running: running, connection: connection, notifications: notifications)
     }
 
     let connection: DBusConnection
+    let notifications: DBusWireConnection
 
     init(
         simulated: SimulatedBlueZ, gateway: Gateway, storage: GatewayStorage, directory: URL, trace: TraceRecorder,
-        running: Task<Void, any Error>, connection: DBusConnection
+        running: Task<Void, any Error>, connection: DBusConnection, notifications: DBusWireConnection
     ) {
+        self.notifications = notifications
         self.simulated = simulated
         self.gateway = gateway
         self.storage = storage
@@ -103,6 +108,7 @@ struct GatewayHarness {
         running.cancel()
         _ = try? await running.value
         await connection.close()
+        await notifications.close()
     }
 
     static func address(_ number: Int) -> String {

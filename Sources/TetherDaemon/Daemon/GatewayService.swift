@@ -8,9 +8,15 @@ import TetherGateway
 struct GatewayService: Service {
     let gateway: Gateway
     let connection: DBusConnection
+    let notifications: DBusWireConnection?
 
     func run() async throws {
-        defer { Task { await connection.close() } }
+        defer {
+            Task {
+                await connection.close()
+                await notifications?.close()
+            }
+        }
         try await cancelWhenGracefulShutdown { try await gateway.run() }
     }
 }

@@ -88,10 +88,20 @@ public struct TetherDaemon: Sendable {
         } catch {
             throw DaemonError("cannot connect to the bus BlueZ is on (\(configuration.bluetooth.bus)): \(error)")
         }
+        // StartNotify streams go through a wire-protocol connection (a third of the CPU per notification); if that
+        // cannot connect (an address it does not speak), libdbus carries them as well.
+        let notifications: DBusWireConnection?
+        do {
+            notifications = try await DBusWireConnection.connect(to: Self.busAddress(configuration.bluetooth.bus))
+        } catch {
+            logger.warning("StartNotify streams fall back to libdbus: \(error)")
+            notifications = nil
+        }
         let gateway = Gateway(
-            connection: bluezConnection, storage: GatewayStorage(database: database, committer: committer),
+            connection: bluezConnection, notifications: notifications,
+            storage: GatewayStorage(database: database, committer: committer),
             configuration: gatewayConfiguration(ackLatency: AckLatencyRecorder(metrics: metrics)))
-        services.append(GatewayService(gateway: gateway, connection: bluezConnection))
+        services.append(GatewayService(gateway: gateway, connection: bluezConnection, notifications: notifications))
 
         // Sync, when a backend is configured.
         var sync: SyncService<ContinuousClock>?
