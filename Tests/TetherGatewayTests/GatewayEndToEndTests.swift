@@ -74,9 +74,16 @@ extension GatewayEndToEndTests {
 
     /// Four devices under random disconnects, dropped and duplicated notifications, a reboot and a bluetoothd
     /// restart: every event the firmware recorded is stored exactly once.
-    @Test func faultsLoseNothingAndStoreNothingTwice() async throws {
+    /// Both notification paths: AcquireNotify (a socket per device) and StartNotify (PropertiesChanged read by
+    /// the wire-protocol connection, in batches).
+    @Test(arguments: [GatewayConfiguration.NotifyPreference.acquireFirst, .startNotifyOnly])
+    func faultsLoseNothingAndStoreNothingTwice(notify: GatewayConfiguration.NotifyPreference) async throws {
         let count = 4
-        try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: count, seed: 11)) { harness in
+        var configuration = GatewayHarness.gatewayConfiguration()
+        configuration.notifyPreference = notify
+        try await GatewayHarness.with(
+            simulator: GatewayHarness.configuration(devices: count, seed: 11), gateway: configuration
+        ) { harness in
             try await harness.pairAll(count)
             let simulated = harness.simulated
             try await simulated.inject("random-disconnects", ["mean_interval_ms": .uint32(700)])
@@ -117,6 +124,8 @@ extension GatewayEndToEndTests {
             }
             let devices = await harness.gateway.devices()
             #expect(devices.allSatisfy { $0.linksEstablished >= 2 }, "every device reconnected at least once")
+            let expectedMethod: GatewayDevice.NotifyMethod = notify == .startNotifyOnly ? .startNotify : .acquireNotify
+            #expect(devices.allSatisfy { $0.notifyMethod == expectedMethod })
             for device in devices {
                 #expect(try AckDiscipline.check(harness.trace.all, address: device.address).acks > 0)
             }
