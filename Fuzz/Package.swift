@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// libFuzzer targets for the link protocol core (issue 2, item 7). A package of its own so that the main package
+// libFuzzer targets for the link protocol core (issue 2, item 7) and the D-Bus wire reader (issue 4). A package of its own so that the main package
 // never builds with sanitizers. Build and run with ./run-smoke.sh (see README.md).
 
 import PackageDescription
@@ -18,6 +18,12 @@ let package = Package(
         .executableTarget(
             name: "LinkFrameFuzzer",
             dependencies: ["FuzzSupport", .product(name: "LinkProtocol", package: "Tether")]
+        ),
+
+        // The D-Bus wire-protocol reader (framing, header, body, selective reads) over a fuzzer-chosen byte stream.
+        .executableTarget(
+            name: "DBusWireFuzzer",
+            dependencies: [.product(name: "DBus", package: "Tether")]
         ),
 
         // LinkSession driven by a fuzzer-chosen script of connects, ATT values, timers, persists and disconnects.

@@ -93,7 +93,45 @@ def session_seeds():
         + time_sync_response() + time_sync_response() + hit() + persisted
 
 
-for name, seeds in [("frame", frame_seeds()), ("session", session_seeds())]:
+def dbus_seeds():
+    """Marshalled D-Bus messages from GLib's GDBusMessage (an implementation independent of Tether and libdbus),
+    in both byte orders: BlueZ's notification shape, a reply with nested containers, an error, and a stream."""
+    import gi
+    gi.require_version("Gio", "2.0")
+    from gi.repository import Gio, GLib
+
+    def blob(message, big_endian=False):
+        message.set_serial(7)
+        order = Gio.DBusMessageByteOrder.BIG_ENDIAN if big_endian else Gio.DBusMessageByteOrder.LITTLE_ENDIAN
+        message.set_byte_order(order)
+        return bytes(message.to_blob(Gio.DBusCapabilityFlags.NONE))
+
+    def notification(value):
+        message = Gio.DBusMessage.new_signal(
+            "/org/bluez/hci0/dev_C0_54_45_00_00_01/service0010/char0013", "org.freedesktop.DBus.Properties",
+            "PropertiesChanged")
+        message.set_sender(":1.5")
+        message.set_body(GLib.Variant("(sa{sv}as)", ("org.bluez.GattCharacteristic1", {
+            "Value": GLib.Variant("ay", value), "Notifying": GLib.Variant("b", True)}, [])))
+        return message
+
+    call = Gio.DBusMessage.new_method_call("org.bluez", "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+    call.set_serial(3)
+    reply = call.new_method_reply()
+    reply.set_body(GLib.Variant("(a{oa{sa{sv}}})", ({"/org/bluez/hci0": {"org.bluez.Adapter1": {
+        "Powered": GLib.Variant("b", True), "UUIDs": GLib.Variant("as", ["1800"]),
+        "All": GLib.Variant("(nqixtd)", (-1, 2, -3, 4, 5, 6.5))}}},)))
+    connect = Gio.DBusMessage.new_method_call("org.bluez", "/", "org.bluez.Device1", "Connect")
+    connect.set_serial(9)
+    error = connect.new_method_error_literal("org.bluez.Error.Failed", "le-connection-abort-by-local")
+    yield "notification-le", blob(notification(bytes(range(40))))
+    yield "notification-be", blob(notification(bytes(range(200))), big_endian=True)
+    yield "reply-nested", blob(reply)
+    yield "error", blob(error)
+    yield "stream", blob(notification(b"\x01\x02")) + blob(reply, big_endian=True) + blob(error) + blob(notification(b""))
+
+
+for name, seeds in [("frame", frame_seeds()), ("session", session_seeds()), ("dbus", dbus_seeds())]:
     directory = os.path.join(HERE, "seeds", name)
     os.makedirs(directory, exist_ok=True)
     for seed_name, data in seeds:

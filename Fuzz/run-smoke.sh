@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 seconds="${FUZZ_SECONDS:-30}"
-fuzzers="${FUZZERS:-LinkFrameFuzzer LinkSessionFuzzer}"
+fuzzers="${FUZZERS:-LinkFrameFuzzer LinkSessionFuzzer DBusWireFuzzer}"
 
 # --sanitize=fuzzer links libFuzzer's main; without it an executable fuzzes nothing. But SwiftPM passes the two
 # sanitizers to the compiler as separate -sanitize= flags and the Swift driver keeps only the last one, so every
@@ -25,6 +25,7 @@ for fuzzer in $fuzzers; do
     case "$fuzzer" in
         LinkFrameFuzzer) kind=frame ;;
         LinkSessionFuzzer) kind=session ;;
+        DBusWireFuzzer) kind=dbus ;;
         *) echo "unknown fuzzer $fuzzer" >&2; exit 2 ;;
     esac
 

@@ -121,7 +121,7 @@ public final class DBusWireConnection: Sendable {
             onTermination?()
         }
         let collector = WireBatchCollector(continuation: continuation, collect: collect)
-        let subscription = WireConnectionCore.Subscription(match: match, collector: collector, ruleText: rule.text)
+        let subscription = WireConnectionCore.Subscription(id: id, match: match, collector: collector, ruleText: rule.text)
         try await withCheckedThrowingContinuation { (ready: CheckedContinuation<Void, any Error>) in
             loop.submit { core in
                 guard let core else {
@@ -129,7 +129,7 @@ public final class DBusWireConnection: Sendable {
                     ready.resume(throwing: DBusError.connectionClosed)
                     return
                 }
-                core.subscribe(id: id, subscription) { ready.resume(with: $0) }
+                core.subscribe(subscription) { ready.resume(with: $0) }
             }
         }
         return stream

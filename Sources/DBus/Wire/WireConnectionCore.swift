@@ -18,10 +18,20 @@ final class WireConnectionCore {
         let completion: CallCompletion
     }
 
-    struct Subscription: Sendable {
+    /// A class so that dispatching a signal to N subscriptions costs N reference counts, not a copy of every
+    /// rule's byte arrays.
+    final class Subscription: Sendable {
+        let id: UInt64
         let match: WireMatch
         let collector: any WireSignalCollector
         let ruleText: String
+
+        init(id: UInt64, match: WireMatch, collector: any WireSignalCollector, ruleText: String) {
+            self.id = id
+            self.match = match
+            self.collector = collector
+            self.ruleText = ruleText
+        }
     }
 
     /// Reads are this large: a burst of notifications (about 200 bytes each) is drained in a few syscalls.
@@ -38,7 +48,8 @@ final class WireConnectionCore {
     private var outgoing: [UInt8] = []
     private var outgoingOffset = 0
     private var pendingCalls: [UInt32: PendingCall] = [:]
-    private var subscriptions: [UInt64: Subscription] = [:]
+    /// In subscription order; a handful per connection, so a linear scan beats hashing.
+    private var subscriptions: [Subscription] = []
     private var isDisconnected = false
     private var dispatchedSignals = 0
 
@@ -160,7 +171,7 @@ final class WireConnectionCore {
         for call in calls {
             call.completion(.failure(DBusError.connectionClosed))
         }
-        let ended = subscriptions.values
+        let ended = subscriptions
         subscriptions.removeAll()
         for subscription in ended {
             subscription.collector.finish()
@@ -249,11 +260,11 @@ final class WireConnectionCore {
 
     // MARK: Subscriptions
 
-    func subscribe(id: UInt64, _ subscription: Subscription, ready: @escaping (Result<Void, any Error>) -> Void) {
-        subscriptions[id] = subscription
+    func subscribe(_ subscription: Subscription, ready: @escaping (Result<Void, any Error>) -> Void) {
+        subscriptions.append(subscription)
         callBus("AddMatch", [.string(subscription.ruleText)]) { [weak self] result in
             if case .failure = result {
-                self?.subscriptions[id] = nil
+                self?.remove(subscription.id)
                 subscription.collector.finish()
             }
             ready(result.map { _ in () })
@@ -261,8 +272,14 @@ final class WireConnectionCore {
     }
 
     func unsubscribe(id: UInt64) {
-        guard let subscription = subscriptions.removeValue(forKey: id), !isDisconnected else { return }
+        guard let subscription = remove(id), !isDisconnected else { return }
         callBus("RemoveMatch", [.string(subscription.ruleText)], completion: nil)
+    }
+
+    @discardableResult
+    private func remove(_ id: UInt64) -> Subscription? {
+        guard let index = subscriptions.firstIndex(where: { $0.id == id }) else { return nil }
+        return subscriptions.remove(at: index)
     }
 
     // MARK: Reading
@@ -359,18 +376,22 @@ final class WireConnectionCore {
     }
 
     private func deliver(_ signal: DBusWireSignal) {
-        for (id, subscription) in subscriptions where subscription.match.matches(signal.message) {
+        var ended: [Subscription] = []
+        for subscription in subscriptions where subscription.match.matches(signal.message) {
             if !subscription.collector.collect(signal) {
-                subscriptions[id] = nil
-                subscription.collector.finish()
-                callBus("RemoveMatch", [.string(subscription.ruleText)], completion: nil)
+                ended.append(subscription)
             }
+        }
+        for subscription in ended {
+            remove(subscription.id)
+            subscription.collector.finish()
+            callBus("RemoveMatch", [.string(subscription.ruleText)], completion: nil)
         }
     }
 
     /// Hands every subscription's batch from this read to its consumer.
     private func flushBatches() {
-        for subscription in subscriptions.values {
+        for subscription in subscriptions {
             subscription.collector.flush()
         }
     }
