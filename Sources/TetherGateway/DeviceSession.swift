@@ -14,7 +14,8 @@ import TetherStore
 final class DeviceSession: Sendable {
     enum Input: Sendable {
         case linkUp(DeviceLink)
-        case notification(link: UInt64, [UInt8])
+        /// ATT notifications that arrived together (one read of the socket or the bus), in order.
+        case notifications(link: UInt64, [[UInt8]])
         /// The link ended; nil means whichever link is current.
         case linkDown(link: UInt64?)
         case timerFired(LinkTimer, token: UInt64)
@@ -133,9 +134,7 @@ final class DeviceSession: Sendable {
             let inputs = inputs
             let number = link.number
             state.forwarder = Task {
-                for await batch in link.notifications {
-                    for value in batch { inputs.yield(.notification(link: number, value)) }
-                }
+                for await batch in link.notifications { inputs.yield(.notifications(link: number, batch)) }
                 inputs.yield(.linkDown(link: number))
             }
             counters.withLock {
@@ -148,14 +147,17 @@ final class DeviceSession: Sendable {
             // §2.2: subscribed first (DeviceLink.establish), then the session says HELLO.
             await execute(state.link!.connected(mtu: link.mtu, at: now), &state)
 
-        case .notification(let number, let value):
-            guard number == state.current?.number, !state.draining, state.link != nil else { return }
-            counters.withLock {
-                $0.framesReceived += 1
-                $0.lastSeenAt = now
+        case .notifications(let number, let batch):
+            for value in batch {
+                // Checked per value: executing one value's actions can end the link or start draining.
+                guard number == state.current?.number, !state.draining, state.link != nil else { return }
+                counters.withLock {
+                    $0.framesReceived += 1
+                    $0.lastSeenAt = now
+                }
+                if configuration.trace != nil { trace(.received(address: address, value)) }
+                await execute(state.link!.received(value, at: now), &state)
             }
-            if configuration.trace != nil { trace(.received(address: address, value)) }
-            await execute(state.link!.received(value, at: now), &state)
 
         case .linkDown(let number):
             guard let current = state.current, number == nil || number == current.number else { return }
