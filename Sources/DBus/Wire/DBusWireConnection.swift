@@ -175,9 +175,12 @@ final class WireBatchCollector<Element: Sendable>: WireSignalCollector, @uncheck
     }
 
     func flush() {
-        guard !pending.isEmpty else { return }
+        let count = pending.count
+        guard count > 0 else { return }
         continuation.yield(pending)
+        // The next read is likely as large as this one: one allocation instead of growing step by step.
         pending = []
+        pending.reserveCapacity(count)
     }
 
     func finish() {

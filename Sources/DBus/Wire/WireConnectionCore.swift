@@ -91,7 +91,7 @@ final class WireConnectionCore {
             }
             loop.finishExit()
         }
-        thread.name = "DBus wire connection"
+        thread.name = "DBus wire"  // pthread_setname_np rejects names over 15 bytes
         thread.start()
     }
 
@@ -138,8 +138,9 @@ final class WireConnectionCore {
                 loop.drainWakeup()
             }
             if descriptors[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                if readAvailable() > 0 {
-                    pauseToCoalesce()
+                let delivered = readAvailable()
+                if delivered > 0 {
+                    pauseToCoalesce(afterDelivering: delivered)
                 }
             }
             expireCalls(now: .now)
@@ -151,11 +152,19 @@ final class WireConnectionCore {
     /// instead of one per signal, in this thread and in the tasks consuming the streams. A lone signal was
     /// already delivered before the pause, so the pause only delays signals that arrive during it, by at most
     /// the interval (default 1 ms; BLE connection intervals are 7.5 ms and up).
-    private func pauseToCoalesce() {
+    ///
+    /// A read that delivered `busyBatch` or more signals means a sustained stream: the next pause is twice the
+    /// interval, halving the wake-ups again. Not longer: dbus-daemon's socket buffer (about 200 KiB, and each
+    /// small message takes about 1 KiB of it) must not fill while this thread sleeps, or the bus starts queueing
+    /// for this connection.
+    private func pauseToCoalesce(afterDelivering delivered: Int) {
         guard coalescingMilliseconds > 0 else { return }
+        let interval = delivered >= Self.busyBatch ? 2 * coalescingMilliseconds : coalescingMilliseconds
         var wakeup = pollfd(fd: loop.wakeupDescriptor, events: Int16(POLLIN), revents: 0)
-        _ = poll(&wakeup, 1, coalescingMilliseconds)
+        _ = poll(&wakeup, 1, interval)
     }
+
+    static let busyBatch = 32
 
     private func shutdown() {
         // Best effort: what is queued (a RemoveMatch, a reply) goes out before the socket closes.

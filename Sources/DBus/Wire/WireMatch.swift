@@ -1,8 +1,9 @@
 /// A match rule compiled to bytes, checked against received headers without building strings.
 ///
 /// The bus already delivers only what some rule of this connection matches; this decides which of the
-/// connection's subscriptions a message belongs to.
-struct WireMatch: Sendable {
+/// connection's subscriptions a message belongs to. A class: matching runs for every subscription on every
+/// signal, and a struct of six arrays would be copied (six retains, six releases) each time it is read.
+final class WireMatch: Sendable {
     private enum SenderCheck {
         case any
         case unique([UInt8])
