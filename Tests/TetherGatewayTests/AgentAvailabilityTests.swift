@@ -8,7 +8,7 @@ import Testing
 /// The gateway says BlueZ is available (status, `pair`'s check, `waitUntilReady`) only once its Agent1 question
 /// is settled: registered, or refused with the reason shown. Before, a `Pair` between reading BlueZ's objects and
 /// registering the agent failed, and tetherd retried it for 5 s.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct AgentAvailabilityTests {
     static func withGateway(
         devices: SimulatorConfiguration, faults: [String: DBusValue], _ body: (GatewayHarness) async throws -> Void

@@ -1,13 +1,14 @@
 import BlueZSimulator
 import BlueZTestSupport
 import DBus
+import Synchronization
 import TetherGateway
 import Testing
 
 /// How TX notifications are subscribed when BlueZ refuses AcquireNotify for a device (link protocol §2.2:
 /// subscribe before HELLO): "auto" falls back to StartNotify for that device; "AcquireNotify only"
 /// (tetherd's `notify_method = "acquire-notify"`) reports the refusal and lets the supervisor try again.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct NotifyMethodTests {
     static let address = GatewayHarness.address(1)
 
@@ -26,6 +27,11 @@ struct NotifyMethodTests {
             harness in
             try await Self.refuseNextAcquireNotify(harness.simulated)
             let changes = await harness.gateway.changes()
+            let lastErrors = Mutex<[String]>([])
+            let collecting = Task {
+                for await change in changes { if let error = change.lastError { lastErrors.withLock { $0.append(error) } } }
+            }
+            defer { collecting.cancel() }
             _ = try await harness.gateway.pair(address: Self.address, delegate: RejectingDelegate())
             try await waitUntil("linked over AcquireNotify") {
                 let device = await harness.gateway.device(Self.address)
@@ -37,12 +43,9 @@ struct NotifyMethodTests {
             // Disconnect's "terminated by local host".
             let expected = "link set-up failed: BlueZ refused AcquireNotify on TX"
             #expect(device.lastError?.hasPrefix(expected) == true, "lastError: \(device.lastError ?? "nil")")
-            var published = false
-            for await change in changes where change.lastError?.hasPrefix(expected) == true {
-                published = true
-                break
+            try await waitUntil("the refusal published as a change") {
+                lastErrors.withLock { $0.contains { $0.hasPrefix(expected) } }
             }
-            #expect(published)
             #expect(try await harness.simulated.statistics(Self.address)["start_notify_calls"] == .uint32(0))
             // The second link works end to end.
             let recorded = try await harness.simulated.recordHits(Self.address, 5)

@@ -11,7 +11,7 @@ import Testing
 /// `SupervisorDriver` on its own — the I/O edge of the connection supervisor — against tether-sim on a private
 /// dbus-daemon, with the supervisor's clock in the test's hand: nothing the supervisor schedules happens until
 /// the test advances the clock, so "no Connect before the backoff deadline" is checked, not hoped for.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct SupervisorDriverTests {
     /// The driver with its own BlueZ connection, object tree and event log, on a running simulator whose devices
     /// have been discovered (BlueZ connects only devices it exports).
@@ -232,6 +232,7 @@ struct SupervisorDriverTests {
             #expect(bench.removals.withLock { $0 } == [path], "RemoveDevice was not called")
             #expect(await bench.driver.status(of: address)?.lastError == .inProgress)
             guard case .backingOff(let until)? = await bench.phase(1) else { return }
+            try await waitUntil("the retry armed on the manual clock") { bench.clock.pendingDeadlines == [until] }
 
             // Discovery brings the device back, but only the clock ends the backoff.
             try await waitUntil("the device rediscovered") { await bench.tree.devices[path] != nil }
