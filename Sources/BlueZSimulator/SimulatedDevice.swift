@@ -60,6 +60,8 @@ public actor SimulatedDevice {
     public private(set) var connectCalls = 0
     public private(set) var disconnectCalls = 0
     public private(set) var startNotifyCalls = 0
+    /// `Adapter1.RemoveDevice` calls that removed this device.
+    public private(set) var removals = 0
     /// Every event the firmware forgot because the gateway acknowledged it, in order: the oracle for
     /// ACK-after-commit (each of them must be in the gateway's database).
     public private(set) var releasedEvents: [HitEvent] = []
@@ -123,6 +125,7 @@ public actor SimulatedDevice {
 
     /// `Adapter1.RemoveDevice`: drop the link, the bond and every object (children first).
     func remove() async {
+        removals += 1
         if isConnected { await dropLink(reason: ("org.bluez.Reason.Local", "Connection terminated by local host")) }
         unexportGatt()
         if isExported { connection.objectServer.unexport(path) }

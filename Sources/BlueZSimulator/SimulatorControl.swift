@@ -23,7 +23,8 @@ import Foundation
 ///   notification, bypassing the firmware (see `LinkModel.unthrottled`).
 /// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u,
 ///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash),
-///   `connect_calls` u, `disconnect_calls` u, `start_notify_calls` u (calls received, whatever their outcome).
+///   `connect_calls` u, `disconnect_calls` u, `start_notify_calls` u (calls received, whatever their outcome),
+///   `removals` u (RemoveDevice calls that removed it).
 enum SimulatorControl {
     static let path = DBusObjectPath("/io/tether/simulator")
     static let interfaceName = "io.tether.Simulator1"
@@ -77,6 +78,7 @@ enum SimulatorControl {
                             "connect_calls": .uint32(UInt32(clamping: await device.connectCalls)),
                             "disconnect_calls": .uint32(UInt32(clamping: await device.disconnectCalls)),
                             "start_notify_calls": .uint32(UInt32(clamping: await device.startNotifyCalls)),
+                            "removals": .uint32(UInt32(clamping: await device.removals)),
                         ])
                     ]
                 },

@@ -40,6 +40,8 @@ public actor Gateway {
     private var linkSetupNumbers: [String: UInt64] = [:]
     private var nextLinkNumber: UInt64 = 0
     private var statuses: [String: DeviceStatus] = [:]
+    /// Adopted devices whose bond the supervisor's RemoveDevice deleted: bonded again when their link is back.
+    private var rebondPending: Set<String> = []
     private var lastErrors: [String: String] = [:]
     private var seen: [String: Seen] = [:]
     private var serials: [String: String] = [:]
@@ -321,7 +323,13 @@ public actor Gateway {
     private func driverEvent(_ event: SupervisorDriver.Event) async {
         switch event {
         case .linkUp(let address):
-            startLink(address)
+            if rebondPending.contains(address) {
+                rebond(address)
+            } else {
+                startLink(address)
+            }
+        case .bondRemoved(let address):
+            if wanted.contains(address) { rebondPending.insert(address) }
         case .linkDown(let address, let reason):
             linkSetups.removeValue(forKey: address)?.cancel()
             sessions[address]?.send(.linkDown(link: nil))
@@ -392,6 +400,43 @@ public actor Gateway {
             await self.linkSetupFinished(address, number: number)
         }
         linkSetupNumbers[address] = number
+    }
+
+    /// Bonds a device again after the supervisor's RemoveDevice deleted its bond, then sets the link up. There is no
+    /// technician to ask: the agent rejects every question, so a just-works device bonds again and a device that
+    /// needs a passkey or a confirmation does not — its `lastError` says to pair it again. A technician's pairing in
+    /// progress holds the agent: then the re-bond waits for the next link (never a prompt for the wrong device).
+    private func rebond(_ address: String) {
+        let device = adapter.device(address: address)
+        let timeout = configuration.pairingTimeout
+        guard pairingRouter.begin(NoTechnicianDelegate()) else {
+            startLink(address)
+            return
+        }
+        rebondPending.remove(address)
+        Task {
+            let failure: String?
+            do {
+                try await device.pair(timeout: timeout)
+                try? await device.setTrusted(true)
+                failure = nil
+            } catch BlueZError.alreadyExists {
+                failure = nil
+            } catch {
+                failure = "bond lost when BlueZ's stale connection attempt was cleared (RemoveDevice), and bonding "
+                    + "again without a technician failed: \(error); pair the device again"
+            }
+            await self.rebondFinished(address, failure: failure)
+        }
+    }
+
+    private func rebondFinished(_ address: String, failure: String?) async {
+        pairingRouter.end()
+        if let failure { lastErrors[address] = failure }
+        markDirty(address)
+        // The link may have dropped meanwhile: the next linkUp sets it up.
+        guard await driver.connectedAddresses.contains(address), wanted.contains(address) else { return }
+        startLink(address)
     }
 
     private func linkSetupFinished(_ address: String, number: UInt64) {
@@ -592,6 +637,7 @@ public actor Gateway {
     public func forget(_ serialOrAddress: String) async throws(GatewayError) {
         guard let address = resolve(serialOrAddress) else { throw .unknownDevice(serialOrAddress) }
         wanted.remove(address)
+        rebondPending.remove(address)
         await driver.unwant(address)
         await notificationSource.forget(adapter.devicePath(address: address))
         do {
@@ -668,3 +714,4 @@ public actor Gateway {
         return (sessions.count, linkSetups.count, await driver.pendingOperationCount)
     }
 }
+

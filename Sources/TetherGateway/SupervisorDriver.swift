@@ -20,6 +20,8 @@ public actor SupervisorDriver {
         case linkDown(address: String, reason: String?)
         /// Some device's supervisor status changed (state, attempts, last error).
         case statusChanged
+        /// The supervisor's RemoveDevice (rule 4) dropped this device's bond: the next link should bond again.
+        case bondRemoved(address: String)
     }
 
     let session: BlueZSession
@@ -196,7 +198,16 @@ public actor SupervisorDriver {
             spawn { try? await device.disconnect() }
         case .removeDevice(let address):
             let adapter = adapter
-            spawn { try? await adapter.removeDevice(adapter.devicePath(address: address.rawValue)) }
+            let device = adapter.device(address: address.rawValue)
+            spawn {
+                // RemoveDevice also deletes the bond (and its keys): say so if there was one, so the device is
+                // bonded again once it is back, instead of running unbonded until a technician notices.
+                let wasBonded = (try? await device.properties().paired) == true
+                do {
+                    try await adapter.removeDevice(device.path)
+                    if wasBonded { await self.bondRemoved(address.rawValue) }
+                } catch {}
+            }
         case .armTimer(let at):
             _ = generation
             timer?.cancel()
@@ -230,6 +241,10 @@ public actor SupervisorDriver {
             connected.insert(address.rawValue)
             events.yield(.linkUp(address: address.rawValue))
         }
+    }
+
+    private func bondRemoved(_ address: String) {
+        events.yield(.bondRemoved(address: address))
     }
 
     /// Timers stay meaningful across a restart (backoffs are the supervisor's own), so no generation check.
