@@ -489,7 +489,7 @@ public actor Gateway {
                     delegate: pairingRouter)
                 outcome = .registered
             } catch {
-                outcome = .failed("BlueZ refused the pairing agent: \(error)")
+                outcome = .failed("the pairing agent could not be registered with BlueZ: \(error)")
             }
             if !agentNeedsRegistration { agentRegistration = outcome }
         }

@@ -65,7 +65,7 @@ struct AgentAvailabilityTests {
             let status = await harness.gateway.status()
             #expect(status.bluezAvailable)
             let reason = try #require(status.agentError)
-            #expect(reason.hasPrefix("BlueZ refused the pairing agent:") && reason.contains("refused (fault)"))
+            #expect(reason.hasPrefix("the pairing agent could not be registered with BlueZ:") && reason.contains("refused (fault)"))
             await #expect(throws: GatewayError.unavailable(reason)) {
                 _ = try await harness.gateway.pair(address: GatewayHarness.address(1), delegate: RejectingDelegate())
             }
