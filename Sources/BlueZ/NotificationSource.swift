@@ -33,12 +33,13 @@ public actor NotificationSource {
         methods[device] = nil
     }
 
-    /// Subscribes to `characteristic` of `device`.
+    /// Subscribes to `characteristic` of `device`. With `allowingStartNotify` false only AcquireNotify is tried
+    /// (whatever worked before) and its refusal is thrown as BlueZ gave it.
     public func subscribe(
         to characteristic: GattCharacteristic, of device: DBusObjectPath,
-        timeout: Duration = BlueZSession.defaultTimeout
+        timeout: Duration = BlueZSession.defaultTimeout, allowingStartNotify: Bool = true
     ) async throws -> Subscription {
-        if methods[device] != .startNotify {
+        if methods[device] != .startNotify || !allowingStartNotify {
             do {
                 let acquisition = try await characteristic.acquireNotify(timeout: timeout)
                 methods[device] = .acquireNotify
@@ -54,7 +55,7 @@ public actor NotificationSource {
                     }
                 }
                 return Subscription(method: .acquireNotify, mtu: acquisition.mtu, values: values)
-            } catch let error as BlueZError where Self.fallsBack(error) {
+            } catch let error as BlueZError where allowingStartNotify && Self.fallsBack(error) {
                 // Refused (older BlueZ, another client's StartNotify session, a stack without fd passing).
             }
         }

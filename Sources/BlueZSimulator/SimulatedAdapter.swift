@@ -13,6 +13,10 @@ public actor SimulatedAdapter {
     private var advertisingTask: Task<Void, Never>?
     private var discoverable = false
     private var pairable = true
+    private var connectAttemptsInFlight = 0
+    /// The most LE connection attempts (`Device1.Connect` calls past their checks) ever in flight at once on this
+    /// adapter: BlueZ answers a second one with InProgress, so the gateway's supervisor keeps it at 1.
+    public private(set) var connectAttemptsInFlightPeak = 0
 
     init(address: String, name: String, connection: DBusConnection) {
         self.address = address
@@ -28,6 +32,15 @@ public actor SimulatedAdapter {
 
     func device(at path: DBusObjectPath) -> SimulatedDevice? {
         devices.first { $0.path == path }
+    }
+
+    func connectAttemptStarted() {
+        connectAttemptsInFlight += 1
+        connectAttemptsInFlightPeak = max(connectAttemptsInFlightPeak, connectAttemptsInFlight)
+    }
+
+    func connectAttemptEnded() {
+        connectAttemptsInFlight -= 1
     }
 
     // MARK: Discovery

@@ -14,6 +14,9 @@ public actor SimulatedAgentManager {
 
     private var agents: [Agent] = []
     private var defaultAgent: Agent?
+    /// The `agent-registration` fault: RegisterAgent answers after this delay, and refuses when `refusal` is set.
+    var registrationDelay: Duration = .zero
+    var registrationRefusal: DBusError?
 
     init() {}
 
@@ -53,6 +56,16 @@ public actor SimulatedAgentManager {
         if defaultAgent?.owner == name { defaultAgent = nil }
     }
 
+    /// Whether `owner` has an agent registered at `path` (tests).
+    public func isRegistered(owner: String, path: DBusObjectPath) -> Bool {
+        agents.contains { $0.owner == owner && $0.path == path }
+    }
+
+    func setRegistrationFault(delay: Duration, refusal: DBusError?) {
+        registrationDelay = delay
+        registrationRefusal = refusal
+    }
+
     /// bluetoothd restarted: registrations are gone.
     func forgetAll() {
         agents.removeAll()
@@ -67,6 +80,9 @@ public actor SimulatedAgentManager {
                     call in
                     guard let path = call.arguments[0].objectPathValue, let capability = call.arguments[1].stringValue
                     else { throw BlueZError.invalidArguments }
+                    let (delay, refusal) = await (self.registrationDelay, self.registrationRefusal)
+                    if delay > .zero { try? await Task.sleep(for: delay) }
+                    if let refusal { throw refusal }
                     try await self.register(owner: call.sender, path: path, capability: capability)
                     return []
                 },

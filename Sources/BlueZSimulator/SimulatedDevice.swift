@@ -47,6 +47,7 @@ public actor SimulatedDevice {
 
     // Faults (see SimulatorControl).
     private var pendingConnectFailures: [DBusError] = []
+    private var pendingAcquireNotifyFailures: [DBusError] = []
     var dropProbability = 0.0
     var duplicateProbability = 0.0
     var randomDisconnectMeanMilliseconds: UInt32 = 0
@@ -54,6 +55,13 @@ public actor SimulatedDevice {
     /// Statistics for tests.
     public private(set) var notificationsSent = 0
     public private(set) var writesReceived = 0
+    /// `Device1.Connect` / `Device1.Disconnect` calls and `StartNotify` sessions started on TX, for the gateway's
+    /// supervisor and notify-method tests.
+    public private(set) var connectCalls = 0
+    public private(set) var disconnectCalls = 0
+    public private(set) var startNotifyCalls = 0
+    /// `Adapter1.RemoveDevice` calls that removed this device.
+    public private(set) var removals = 0
     /// Every event the firmware forgot because the gateway acknowledged it, in order: the oracle for
     /// ACK-after-commit (each of them must be in the gateway's database).
     public private(set) var releasedEvents: [HitEvent] = []
@@ -117,6 +125,7 @@ public actor SimulatedDevice {
 
     /// `Adapter1.RemoveDevice`: drop the link, the bond and every object (children first).
     func remove() async {
+        removals += 1
         if isConnected { await dropLink(reason: ("org.bluez.Reason.Local", "Connection terminated by local host")) }
         unexportGatt()
         if isExported { connection.objectServer.unexport(path) }
@@ -153,12 +162,16 @@ public actor SimulatedDevice {
     // MARK: - Connect, disconnect
 
     func connect() async throws {
+        connectCalls += 1
         guard !isConnected else { return }
         guard await adapter.isPowered else { throw BlueZError.notReady }
         guard !connecting else { throw BlueZError.inProgress }
         connecting = true
         defer { connecting = false }
+        // The adapter counts LE connection attempts in flight (BlueZ serialises them; the gateway must too).
+        await adapter.connectAttemptStarted()
         try? await Task.sleep(for: .milliseconds(link.connectMilliseconds))
+        await adapter.connectAttemptEnded()
         if !pendingConnectFailures.isEmpty {
             throw pendingConnectFailures.removeFirst()
         }
@@ -167,6 +180,7 @@ public actor SimulatedDevice {
     }
 
     func disconnect() async throws {
+        disconnectCalls += 1
         guard isConnected else { throw BlueZError.notConnected }
         await dropLink(reason: ("org.bluez.Reason.Local", "Connection terminated by local host"))
     }
@@ -313,6 +327,7 @@ public actor SimulatedDevice {
     }
 
     func startNotify(sender: String) throws {
+        startNotifyCalls += 1
         guard isConnected else { throw BlueZError.notConnected }
         guard notifySocket == nil else { throw BlueZError.notPermitted("Notify acquired") }
         guard !notifySessions.contains(sender) else { return }
@@ -336,6 +351,7 @@ public actor SimulatedDevice {
 
     func acquireNotify() throws -> (OwnedFileDescriptor, UInt16) {
         guard isConnected else { throw BlueZError.notConnected }
+        if !pendingAcquireNotifyFailures.isEmpty { throw pendingAcquireNotifyFailures.removeFirst() }
         guard notifySocket == nil, notifySessions.isEmpty else { throw BlueZError.notPermitted("Notify acquired") }
         socketNumber += 1
         let (socket, clientEnd) = try SeqPacketSocket.makePair(id: socketNumber)
@@ -391,6 +407,10 @@ public actor SimulatedDevice {
 
     func failNextConnects(with error: DBusError, count: Int) {
         pendingConnectFailures += Array(repeating: error, count: max(count, 0))
+    }
+
+    func failNextAcquireNotifies(with error: DBusError, count: Int) {
+        pendingAcquireNotifyFailures += Array(repeating: error, count: max(count, 0))
     }
 
     private func deliverToFirmware(_ bytes: [UInt8]) {

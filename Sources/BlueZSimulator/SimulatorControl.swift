@@ -10,6 +10,10 @@ import Foundation
 ///   - `drop-notifications` / `duplicate-notifications` {`probability` d}: per notification, seeded.
 ///   - `connect-failure` {`error` s: `abort` (Failed "le-connection-abort-by-local", default) or `in-progress`
 ///     (InProgress), `count` u (default 1)}: the next Connects fail.
+///   - `acquire-notify-failure` {`error` s: `not-permitted` (NotPermitted "Notify acquired", default), `failed`
+///     or `not-supported`, `count` u (default 1)}: the next AcquireNotify calls on TX fail.
+///   - `agent-registration` {`delay_ms` u (default 0), `refuse` b (default false)}: every later
+///     `AgentManager1.RegisterAgent` answers after the delay, and with Failed when `refuse` (until changed).
 ///   - `reboot`: the firmware power-cycles (boot counter + 1) and a live link drops.
 ///   - `adapter-power` {`powered` b}: links drop and discovery stops on power off.
 ///   - `bluetoothd-restart` {`downtime_ms` u, default 500}: replies first, then restarts in the background.
@@ -18,7 +22,9 @@ import Foundation
 /// - `StreamNotifications(o device, u count) -> u sent`: benchmark stream of `count` HIT_EVENT frames, one per
 ///   notification, bypassing the firmware (see `LinkModel.unthrottled`).
 /// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u,
-///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash).
+///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash),
+///   `connect_calls` u, `disconnect_calls` u, `start_notify_calls` u (calls received, whatever their outcome),
+///   `removals` u (RemoveDevice calls that removed it).
 enum SimulatorControl {
     static let path = DBusObjectPath("/io/tether/simulator")
     static let interfaceName = "io.tether.Simulator1"
@@ -69,6 +75,10 @@ enum SimulatorControl {
                             // events still in flash waiting for one.
                             "events_released": .uint32(UInt32(clamping: await device.releasedEvents.count)),
                             "events_unacknowledged": .uint32(UInt32(clamping: await device.unacknowledgedEvents)),
+                            "connect_calls": .uint32(UInt32(clamping: await device.connectCalls)),
+                            "disconnect_calls": .uint32(UInt32(clamping: await device.disconnectCalls)),
+                            "start_notify_calls": .uint32(UInt32(clamping: await device.startNotifyCalls)),
+                            "removals": .uint32(UInt32(clamping: await device.removals)),
                         ])
                     ]
                 },
@@ -116,6 +126,23 @@ enum SimulatorControl {
             for device in try await targets(options, in: simulator) {
                 await device.failNextConnects(with: error, count: count)
             }
+        case "acquire-notify-failure":
+            let error: DBusError
+            switch options["error"]?.stringValue ?? "not-permitted" {
+            case "not-permitted": error = BlueZError.notPermitted("Notify acquired")
+            case "failed": error = BlueZError.failed("AcquireNotify refused (fault)")
+            case "not-supported": error = BlueZError.notSupported
+            default: throw BlueZError.invalidArguments
+            }
+            let count = Int(options["count"]?.uint32Value ?? 1)
+            for device in try await targets(options, in: simulator) {
+                await device.failNextAcquireNotifies(with: error, count: count)
+            }
+        case "agent-registration":
+            let delay = Duration.milliseconds(Int(options["delay_ms"]?.uint32Value ?? 0))
+            let refuse = options["refuse"]?.boolValue ?? false
+            await simulator.agents.setRegistrationFault(
+                delay: delay, refusal: refuse ? BlueZError.failed("agent registration refused (fault)") : nil)
         case "reboot":
             for device in try await targets(options, in: simulator) { await device.reboot() }
         case "adapter-power":

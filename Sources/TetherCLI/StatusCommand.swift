@@ -25,7 +25,9 @@ struct StatusCommand: AsyncParsableCommand {
         typealias F = RecordFormatting
         let bluez: String
         switch status.bool("bluez_available") {
-        case true?: bluez = "available" + (status.string("adapter").map { " (\($0))" } ?? "")
+        case true?:
+            bluez = "available" + (status.string("adapter").map { " (\($0))" } ?? "")
+                + (status.string("agent_error").map { ", pairing impossible: \($0)" } ?? "")
         case false?: bluez = "NOT available"
         case nil: bluez = F.absent
         }

@@ -15,7 +15,7 @@ struct DeviceLink: Sendable {
     /// Sets the link up, bounded by `timeout`.
     static func establish(
         number: UInt64, device: Device, session: BlueZSession, tree: BlueZObjectTree, source: NotificationSource,
-        preference: GatewayConfiguration.NotifyPreference, timeout: Duration
+        preference: GatewayConfiguration.NotifyPreference, fallsBackToStartNotify: Bool, timeout: Duration
     ) async throws -> DeviceLink {
         try await device.waitUntilServicesResolved(timeout: timeout)
         let (tx, rx) = try await characteristics(of: device.path, in: tree, timeout: timeout)
@@ -29,7 +29,14 @@ struct DeviceLink: Sendable {
             notifications = try await txCharacteristic.startNotify(timeout: timeout)
             method = .startNotify
         case .acquireFirst:
-            let subscription = try await source.subscribe(to: txCharacteristic, of: device.path, timeout: timeout)
+            let subscription: NotificationSource.Subscription
+            do {
+                subscription = try await source.subscribe(
+                    to: txCharacteristic, of: device.path, timeout: timeout, allowingStartNotify: fallsBackToStartNotify)
+            } catch let error as BlueZError where !fallsBackToStartNotify {
+                throw GatewayError.notPermitted(
+                    "BlueZ refused AcquireNotify on TX (\(error)); AcquireNotify only, no StartNotify fallback")
+            }
             notifications = subscription.values
             mtu = subscription.mtu
             method = subscription.method == .acquireNotify ? .acquireNotify : .startNotify

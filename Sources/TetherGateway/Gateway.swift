@@ -24,8 +24,15 @@ public actor Gateway {
     private let pairingRouter = PairingAgentRouter()
 
     private var running = false
-    private var bluezAvailable = false
+    /// The current bluetoothd's object tree has been read (scanning and discovery need no more than this).
+    private var bluezSynchronized = false
     private var agent: Agent?
+    /// The Agent1 registration with the current bluetoothd.
+    private var agentRegistration = AgentRegistration.pending
+    /// A (re)registration is wanted (set at every synchronisation); `agentRegistering` while one runs: they never
+    /// overlap, because each exports the agent object at the same path.
+    private var agentNeedsRegistration = false
+    private var agentRegistering = false
     private var wanted: Set<String> = []
     private var sessions: [String: DeviceSession] = [:]
     private var sessionTasks: [String: Task<Void, Never>] = [:]
@@ -33,6 +40,8 @@ public actor Gateway {
     private var linkSetupNumbers: [String: UInt64] = [:]
     private var nextLinkNumber: UInt64 = 0
     private var statuses: [String: DeviceStatus] = [:]
+    /// Adopted devices whose bond the supervisor's RemoveDevice deleted: bonded again when their link is back.
+    private var rebondPending: Set<String> = []
     private var lastErrors: [String: String] = [:]
     private var seen: [String: Seen] = [:]
     private var serials: [String: String] = [:]
@@ -48,6 +57,20 @@ public actor Gateway {
     private var scanSubscribers: [UInt64: AsyncStream<ScanResult>.Continuation] = [:]
     private var nextSubscriber: UInt64 = 0
     private var readyWaiters: [CheckedContinuation<Void, Never>] = []
+
+    private enum AgentRegistration: Equatable {
+        case pending
+        case registered
+        /// BlueZ refused it (the reason is `GatewayStatus.agentError`); the next bluetoothd start tries again.
+        case failed(String)
+    }
+
+    /// What status snapshots report and `pair` checks: BlueZ's objects are read *and* the agent question is
+    /// settled. Without the second half a Pair right after start (or after a bluetoothd restart) would find no
+    /// agent to answer BlueZ's questions.
+    private var bluezAvailable: Bool {
+        bluezSynchronized && agentRegistration != .pending
+    }
 
     private struct Seen {
         var name: String?
@@ -119,9 +142,10 @@ public actor Gateway {
         running = false
     }
 
-    /// Returns once BlueZ's object tree has been read and the agent registered (or at once if that happened).
+    /// Returns once BlueZ's object tree has been read and the agent registered or refused (`status().agentError`),
+    /// at once if that happened.
     public func waitUntilReady() async {
-        if bluezAvailable && agent != nil { return }
+        if bluezAvailable { return }
         await withCheckedContinuation { readyWaiters.append($0) }
     }
 
@@ -204,10 +228,15 @@ public actor Gateway {
     public func status() -> GatewayStatus {
         let addresses = knownAddresses()
         return GatewayStatus(
-            bluezAvailable: bluezAvailable, adapter: adapter.path.rawValue, scanning: scanning,
+            bluezAvailable: bluezAvailable, agentError: agentError, adapter: adapter.path.rawValue, scanning: scanning,
             devicesKnown: addresses.count,
             devicesConnected: sessions.values.count { $0.counters.withLock { $0.linkIsUp } },
             eventsStoredSinceStart: sessions.values.reduce(0) { $0 + $1.counters.withLock { $0.eventsStoredSinceStart } })
+    }
+
+    private var agentError: String? {
+        guard case .failed(let reason) = agentRegistration else { return nil }
+        return reason
     }
 
     private func unsubscribe(_ id: UInt64) {
@@ -294,7 +323,13 @@ public actor Gateway {
     private func driverEvent(_ event: SupervisorDriver.Event) async {
         switch event {
         case .linkUp(let address):
-            startLink(address)
+            if rebondPending.contains(address) {
+                rebond(address)
+            } else {
+                startLink(address)
+            }
+        case .bondRemoved(let address):
+            if wanted.contains(address) { rebondPending.insert(address) }
         case .linkDown(let address, let reason):
             linkSetups.removeValue(forKey: address)?.cancel()
             sessions[address]?.send(.linkDown(link: nil))
@@ -345,13 +380,14 @@ public actor Gateway {
         let device = adapter.device(address: address)
         let (bluez, tree, source, driver) = (self.session, self.tree, notificationSource, self.driver)
         let preference = configuration.notifyPreference
+        let fallsBack = configuration.fallsBackToStartNotify
         let timeout = configuration.linkSetupTimeout
         linkSetups[address]?.cancel()
         linkSetups[address] = Task {
             do {
                 let link = try await DeviceLink.establish(
                     number: number, device: device, session: bluez, tree: tree, source: source,
-                    preference: preference, timeout: timeout)
+                    preference: preference, fallsBackToStartNotify: fallsBack, timeout: timeout)
                 if Task.isCancelled {
                     link.writer.close()
                     return
@@ -366,6 +402,43 @@ public actor Gateway {
         linkSetupNumbers[address] = number
     }
 
+    /// Bonds a device again after the supervisor's RemoveDevice deleted its bond, then sets the link up. There is no
+    /// technician to ask: the agent rejects every question, so a just-works device bonds again and a device that
+    /// needs a passkey or a confirmation does not — its `lastError` says to pair it again. A technician's pairing in
+    /// progress holds the agent: then the re-bond waits for the next link (never a prompt for the wrong device).
+    private func rebond(_ address: String) {
+        let device = adapter.device(address: address)
+        let timeout = configuration.pairingTimeout
+        guard pairingRouter.begin(NoTechnicianDelegate()) else {
+            startLink(address)
+            return
+        }
+        rebondPending.remove(address)
+        Task {
+            let failure: String?
+            do {
+                try await device.pair(timeout: timeout)
+                try? await device.setTrusted(true)
+                failure = nil
+            } catch BlueZError.alreadyExists {
+                failure = nil
+            } catch {
+                failure = "bond lost when BlueZ's stale connection attempt was cleared (RemoveDevice), and bonding "
+                    + "again without a technician failed: \(error); pair the device again"
+            }
+            await self.rebondFinished(address, failure: failure)
+        }
+    }
+
+    private func rebondFinished(_ address: String, failure: String?) async {
+        pairingRouter.end()
+        if let failure { lastErrors[address] = failure }
+        markDirty(address)
+        // The link may have dropped meanwhile: the next linkUp sets it up.
+        guard await driver.connectedAddresses.contains(address), wanted.contains(address) else { return }
+        startLink(address)
+    }
+
     private func linkSetupFinished(_ address: String, number: UInt64) {
         guard linkSetupNumbers[address] == number else { return }
         linkSetups[address] = nil
@@ -375,16 +448,16 @@ public actor Gateway {
     private func treeEvent(_ event: BlueZObjectTree.Event) async {
         switch event {
         case .synchronized:
-            bluezAvailable = true
-            // BlueZ forgets agents when it restarts: register (again) after every synchronisation.
+            bluezSynchronized = true
+            // BlueZ forgets agents when it restarts: register (again) after every synchronisation. Availability
+            // waits for its outcome.
+            agentNeedsRegistration = true
             await registerAgent()
-            if bluezAvailable && agent != nil {
-                for waiter in readyWaiters { waiter.resume() }
-                readyWaiters.removeAll()
-            }
-        case .bluezRestarted(let owner):
-            bluezAvailable = owner != nil
-            agent = nil
+        case .bluezRestarted:
+            // Unavailable until the new bluetoothd's objects are read and the agent is registered with it. `agent`
+            // stays: the next registration unregisters it, which also unexports its object.
+            bluezSynchronized = false
+            agentRegistration = .pending
             // The old bluetoothd's discovery session died with it.
             scanning = false
             discovering = false
@@ -397,11 +470,34 @@ public actor Gateway {
         }
     }
 
+    /// Registers the agent while a registration is wanted; a synchronisation during one (bluetoothd restarted
+    /// meanwhile) makes the running loop register again, so only the current bluetoothd's outcome counts.
     private func registerAgent() async {
-        if let agent { try? await agent.unregister() }
-        agent = try? await Agent.register(
-            session: session, path: configuration.agentPath, capability: .keyboardDisplay,
-            delegate: pairingRouter)
+        guard !agentRegistering else { return }
+        agentRegistering = true
+        while agentNeedsRegistration {
+            agentNeedsRegistration = false
+            agentRegistration = .pending
+            if let agent {
+                self.agent = nil
+                try? await agent.unregister()
+            }
+            let outcome: AgentRegistration
+            do {
+                agent = try await Agent.register(
+                    session: session, path: configuration.agentPath, capability: .keyboardDisplay,
+                    delegate: pairingRouter)
+                outcome = .registered
+            } catch {
+                outcome = .failed("the pairing agent could not be registered with BlueZ: \(error)")
+            }
+            if !agentNeedsRegistration { agentRegistration = outcome }
+        }
+        agentRegistering = false
+        if bluezAvailable {
+            for waiter in readyWaiters { waiter.resume() }
+            readyWaiters.removeAll()
+        }
     }
 
     /// The RSSI value HCI uses for "not available".
@@ -434,7 +530,7 @@ public actor Gateway {
 
     /// Starts LE discovery on the adapter. Results accumulate in `scanResults()` and stream from `scanEvents()`.
     public func startScan() async throws(GatewayError) {
-        guard bluezAvailable else { throw .unavailable("org.bluez is not on the bus") }
+        guard bluezSynchronized else { throw .unavailable("org.bluez is not on the bus") }
         guard !scanning else { return }
         scanResultsByAddress.removeAll()
         scanning = true
@@ -456,7 +552,7 @@ public actor Gateway {
     /// after InProgress, or not bonded and so not reloaded after a bluetoothd restart): BlueZ only exports it
     /// again, and so only connects it, once it has been seen advertising.
     private func updateDiscovery() async throws(GatewayError) {
-        guard bluezAvailable else { return }
+        guard bluezSynchronized else { return }
         var needed = scanning || pairingDiscovery
         if !needed && !shuttingDown && !wanted.isEmpty {
             let exported = await tree.devices
@@ -505,7 +601,12 @@ public actor Gateway {
     public func pair(address: String, delegate: any AgentDelegate) async throws(GatewayError) -> GatewayDevice {
         let address = address.uppercased()
         guard Self.isAddress(address) else { throw .invalidArgument("'\(address)' is not a Bluetooth address") }
-        guard bluezAvailable, agent != nil else { throw .unavailable("org.bluez is not on the bus") }
+        guard bluezSynchronized else { throw .unavailable("org.bluez is not on the bus") }
+        switch agentRegistration {
+        case .registered: break
+        case .pending: throw .unavailable("the pairing agent is not registered with BlueZ yet")
+        case .failed(let reason): throw .unavailable(reason)
+        }
         guard pairingRouter.begin(delegate) else { throw .busy("Another pairing is in progress") }
         defer { pairingRouter.end() }
         let device = adapter.device(address: address)
@@ -536,6 +637,7 @@ public actor Gateway {
     public func forget(_ serialOrAddress: String) async throws(GatewayError) {
         guard let address = resolve(serialOrAddress) else { throw .unknownDevice(serialOrAddress) }
         wanted.remove(address)
+        rebondPending.remove(address)
         await driver.unwant(address)
         await notificationSource.forget(adapter.devicePath(address: address))
         do {
@@ -612,3 +714,4 @@ public actor Gateway {
         return (sessions.count, linkSetups.count, await driver.pendingOperationCount)
     }
 }
+

@@ -86,7 +86,11 @@ public struct ScanResult: Hashable, Sendable {
 
 /// The gateway as a whole (the BlueZ part of the control API's `Status`).
 public struct GatewayStatus: Hashable, Sendable {
+    /// BlueZ's objects are read and the pairing agent's registration has an outcome (registered, or refused:
+    /// then `agentError` says why and `pair` fails with it).
     public var bluezAvailable: Bool
+    /// Why BlueZ refused the pairing agent, if it did (retried when bluetoothd restarts).
+    public var agentError: String?
     public var adapter: String
     public var scanning: Bool
     public var devicesKnown: Int

@@ -47,3 +47,10 @@ final class PairingAgentRouter: AgentDelegate {
         await delegate?.cancel()
     }
 }
+
+/// The agent's answers while the gateway bonds a device again on its own: no one is there to read a passkey or
+/// compare numbers, so every question is refused.
+struct NoTechnicianDelegate: AgentDelegate {
+    func requestPasskey(device: DBusObjectPath) async -> UInt32? { nil }
+    func requestConfirmation(device: DBusObjectPath, passkey: UInt32) async -> Bool { false }
+}

@@ -20,6 +20,8 @@ public actor SupervisorDriver {
         case linkDown(address: String, reason: String?)
         /// Some device's supervisor status changed (state, attempts, last error).
         case statusChanged
+        /// The supervisor's RemoveDevice (rule 4) dropped this device's bond: the next link should bond again.
+        case bondRemoved(address: String)
     }
 
     let session: BlueZSession
@@ -32,6 +34,8 @@ public actor SupervisorDriver {
     private var connected: Set<String> = []
     private var wanted: Set<String> = []
     private var disconnectReasons: [String: String] = [:]
+    /// Links the gateway gave up on (`abandonLink`): their reason, not our own Disconnect's, is the last error.
+    private var abandoned: Set<String> = []
     private var lastErrors: [String: String] = [:]
     private var pendingOperations: [UInt64: Task<Void, Never>] = [:]
     private var nextOperation: UInt64 = 0
@@ -80,6 +84,7 @@ public actor SupervisorDriver {
     /// disconnect it, so the supervisor sees Connected=false and reconnects through its rules.
     public func abandonLink(_ address: String, reason: String) {
         lastErrors[address] = reason
+        abandoned.insert(address)
         let device = adapter.device(address: address)
         spawn {
             try? await device.disconnect()
@@ -89,11 +94,14 @@ public actor SupervisorDriver {
     }
 
     /// Rule 7: disconnect everything and start nothing new. Returns once every link is down or `timeout` passed.
+    ///
+    /// The bound is wall time (what the daemon owes systemd), not one of the supervisor's decisions: it must hold
+    /// even while a test's manual clock stands still, so it does not use the injected clock.
     public func shutdown(timeout: Duration) async {
         apply(.shutdown(at: clock.supervisorNow()))
-        let deadline = clock.supervisorNow() + timeout
-        while !supervisor.devices.isEmpty, clock.supervisorNow() < deadline {
-            try? await clock.sleep(.milliseconds(20))
+        let deadline = ContinuousClock.now + timeout
+        while !supervisor.devices.isEmpty, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
         }
         timer?.cancel()
         timer = nil
@@ -153,7 +161,9 @@ public actor SupervisorDriver {
 
     private func linkGone(_ address: String) {
         guard connected.contains(address) || supervisor.status(of: DeviceAddress(address)) != nil else { return }
-        let reason = disconnectReasons.removeValue(forKey: address)
+        // Our own Disconnect of an abandoned link says "terminated by local host": keep the reason we gave up.
+        let reason = abandoned.remove(address) == nil ? disconnectReasons[address] : nil
+        disconnectReasons[address] = nil
         if connected.remove(address) != nil {
             if let reason { lastErrors[address] = "disconnected: \(reason)" }
             events.yield(.linkDown(address: address, reason: reason))
@@ -188,7 +198,16 @@ public actor SupervisorDriver {
             spawn { try? await device.disconnect() }
         case .removeDevice(let address):
             let adapter = adapter
-            spawn { try? await adapter.removeDevice(adapter.devicePath(address: address.rawValue)) }
+            let device = adapter.device(address: address.rawValue)
+            spawn {
+                // RemoveDevice also deletes the bond (and its keys): say so if there was one, so the device is
+                // bonded again once it is back, instead of running unbonded until a technician notices.
+                let wasBonded = (try? await device.properties().paired) == true
+                do {
+                    try await adapter.removeDevice(device.path)
+                    if wasBonded { await self.bondRemoved(address.rawValue) }
+                } catch {}
+            }
         case .armTimer(let at):
             _ = generation
             timer?.cancel()
@@ -218,9 +237,14 @@ public actor SupervisorDriver {
         apply(.connectSucceeded(address, at: now))
         if wasConnecting, supervisor.status(of: address)?.phase == .connected {
             lastErrors[address.rawValue] = nil
+            abandoned.remove(address.rawValue)
             connected.insert(address.rawValue)
             events.yield(.linkUp(address: address.rawValue))
         }
+    }
+
+    private func bondRemoved(_ address: String) {
+        events.yield(.bondRemoved(address: address))
     }
 
     /// Timers stay meaningful across a restart (backoffs are the supervisor's own), so no generation check.

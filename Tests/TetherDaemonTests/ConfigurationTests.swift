@@ -1,4 +1,5 @@
 import Foundation
+import TetherGateway
 import Testing
 @testable import TetherDaemon
 
@@ -187,5 +188,24 @@ struct ConfigurationTests {
         #expect(ConfigurationValues.listenAddress("localhost:80") == ListenAddress(host: "localhost", port: 80))
         #expect(ConfigurationValues.listenAddress("127.0.0.1:0") == nil)
         #expect(ConfigurationValues.listenAddress("::1:80") == nil)
+    }
+
+    /// `notify_method`: "auto" falls back to StartNotify per device, "acquire-notify" never does (a refusal is the
+    /// device's error, retried by the supervisor), "start-notify" uses StartNotify only.
+    @Test(arguments: [
+        ("auto", GatewayConfiguration.NotifyPreference.acquireFirst, true),
+        ("acquire-notify", .acquireFirst, false),
+        ("start-notify", .startNotifyOnly, true),
+    ])
+    func notifyMethodChoosesTheGatewaysSubscription(
+        value: String, preference: GatewayConfiguration.NotifyPreference, fallsBack: Bool
+    ) throws {
+        let configuration = try ConfigurationReader.parse(
+            "[bluetooth]\nnotify_method = \"\(value)\"\n", path: "notify.toml")
+        var gateway = GatewayConfiguration()
+        gateway.fallsBackToStartNotify = !fallsBack  // the mapping must set it either way
+        configuration.bluetooth.notifyMethod.apply(to: &gateway)
+        #expect(gateway.notifyPreference == preference)
+        if preference == .acquireFirst { #expect(gateway.fallsBackToStartNotify == fallsBack) }
     }
 }

@@ -119,7 +119,8 @@ struct GatewayControlTests {
     }
 
     /// BlueZ answers InProgress (a half-open attempt): the gateway disconnects and removes the device, finds it
-    /// again by discovery, reconnects, and the events recorded meanwhile arrive.
+    /// again by discovery, reconnects, bonds it again (RemoveDevice deleted the bond; just works needs no one),
+    /// and the events recorded meanwhile arrive.
     @Test func inProgressIsClearedAndTheDeviceComesBack() async throws {
         try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1)) { harness in
             try await harness.pairAll(1)
@@ -132,10 +133,40 @@ struct GatewayControlTests {
                 guard let device = await harness.gateway.device(address) else { return false }
                 return device.linksEstablished >= 2 && device.state == .connected
             }
-            // RemoveDevice dropped the bond in BlueZ: proof the InProgress rule ran.
-            #expect(try await harness.simulated.statistics(address)["paired"] == .bool(false))
+            // The InProgress rule ran: RemoveDevice (which deletes the bond), then a new bond.
+            #expect(try await harness.simulated.statistics(address)["removals"] == .uint32(1))
+            try await waitUntil("bonded again") {
+                try await harness.simulated.statistics(address)["paired"] == .bool(true)
+            }
+            #expect(await harness.gateway.device(address)?.lastError?.contains("bond") != true)
             try await waitUntil("10 events stored") { try harness.storedEvents(serial: GatewayHarness.serial(1)) == recorded }
             #expect(await harness.gateway.device(address)?.attempts == 0)
+        }
+    }
+
+    /// A passkey device cannot be bonded again without the technician: after the InProgress clearing it links
+    /// unbonded (its events still arrive), the agent asked no one, and its last error says to pair it again.
+    @Test func aPasskeyDeviceRemovedByTheClearingAsksToBePairedAgain() async throws {
+        // Generated devices: 1 just works, 2 passkey.
+        try await GatewayHarness.with(simulator: .generated(count: 2, seed: 3)) { harness in
+            let address = GatewayHarness.address(2)
+            let technician = Technician(accept: true)
+            _ = try await harness.gateway.pair(address: address, delegate: technician)
+            try await waitUntil("linked") { await harness.gateway.device(address)?.linksEstablished == 1 }
+            let path = SimulatedBlueZ.devicePath(address)
+            try await harness.simulated.inject("connect-failure", ["error": .string("in-progress"), "device": .objectPath(path)])
+            try await harness.simulated.inject("disconnect", ["device": .objectPath(path)])
+            try await waitUntil("linked again", seconds: 30) {
+                guard let device = await harness.gateway.device(address) else { return false }
+                return device.linksEstablished >= 2 && device.state == .connected
+            }
+            try await waitUntil("the lost bond reported") {
+                await harness.gateway.device(address)?.lastError?.hasSuffix("pair the device again") == true
+            }
+            #expect(try await harness.simulated.statistics(address)["paired"] == .bool(false))
+            #expect(technician.questions.withLock { $0 } == ["passkey"], "the technician was asked for another device")
+            let recorded = try await harness.simulated.recordHits(address, 3)
+            try await waitUntil("3 events stored") { try harness.storedEvents(serial: GatewayHarness.serial(2)) == recorded }
         }
     }
 }

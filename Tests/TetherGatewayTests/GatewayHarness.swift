@@ -62,7 +62,8 @@ struct GatewayHarness {
     static func start(
         simulated: SimulatedBlueZ, directory: URL, configuration: GatewayConfiguration,
         limits: StorageLimits = StorageLimits(maximumDatabaseBytes: nil, minimumFreeDiskBytes: nil),
-        databaseName: String = "gateway.sqlite", committer: GroupCommitter.Configuration = .init()
+        databaseName: String = "gateway.sqlite", committer: GroupCommitter.Configuration = .init(),
+        waitForReady: Bool = true
     ) async throws -> GatewayHarness {
         var databaseConfiguration = GatewayDatabase.Configuration()
         databaseConfiguration.limits = limits
@@ -80,7 +81,7 @@ struct GatewayHarness {
         let gateway = Gateway(
             connection: connection, notifications: notifications, storage: storage, configuration: configuration)
         let running = Task { try await gateway.run() }
-        await gateway.waitUntilReady()
+        if waitForReady { await gateway.waitUntilReady() }
         return GatewayHarness(
             simulated: simulated, gateway: gateway, storage: storage, directory: directory, trace: trace,
             running: running, connection: connection, notifications: notifications)

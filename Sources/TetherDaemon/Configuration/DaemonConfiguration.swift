@@ -15,9 +15,11 @@ public struct DaemonConfiguration: Hashable, Sendable {
     }
 
     public enum NotifyMethod: String, Hashable, Sendable, CaseIterable {
-        /// AcquireNotify when BlueZ offers it, StartNotify otherwise.
+        /// AcquireNotify when BlueZ offers it, StartNotify for a device whose AcquireNotify is refused.
         case auto
+        /// AcquireNotify only: a refusal is reported as the device's error and retried, never StartNotify.
         case acquireNotify = "acquire-notify"
+        /// StartNotify only.
         case startNotify = "start-notify"
     }
 

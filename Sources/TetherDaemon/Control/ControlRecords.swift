@@ -20,6 +20,7 @@ enum ControlRecords {
             "version": .string(version),
             "started_at": .int64(startedAt),
             "bluez_available": .bool(gateway?.bluezAvailable ?? false),
+            "agent_error": gateway?.agentError.map { .string($0) },
             "adapter": .string(adapter),
             "scanning": .bool(gateway?.scanning ?? false),
             "devices_known": .uint32(UInt32(clamping: max(summary.devicesKnown, gateway?.devicesKnown ?? 0))),

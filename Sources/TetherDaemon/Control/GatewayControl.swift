@@ -77,9 +77,10 @@ public final class GatewayControl: Sendable {
         return gateway
     }
 
-    /// The gateway once it has read BlueZ's objects, waiting a little for a daemon that has just started (a
-    /// `tether pair` right after `systemctl start` should not fail for that); after `bound` the gateway answers
-    /// for itself (`Unavailable` while BlueZ is absent).
+    /// The gateway once it has read BlueZ's objects and settled its pairing agent (the gateway reports itself
+    /// available only then, so a `Pair` after this wait finds the agent), waiting a little for a daemon that has
+    /// just started (a `tether pair` right after `systemctl start` should not fail for that); after `bound` the
+    /// gateway answers for itself (`Unavailable` while BlueZ is absent, or with the reason BlueZ refused the agent).
     private func readyGateway(bound: Duration = .seconds(5)) async throws -> Gateway {
         let gateway = try requireGateway()
         // Polled: `Gateway.waitUntilReady()` cannot be cancelled, and BlueZ may never come.
@@ -108,7 +109,7 @@ public final class GatewayControl: Sendable {
         let gateway = try await readyGateway()
         let forwarder = PairingPromptForwarder(prompt: prompt)
         do {
-            let device = try await pairRetryingWhileStarting(gateway, normalized, forwarder)
+            let device = try await gateway.pair(address: normalized, delegate: forwarder)
             logger.notice("device paired", metadata: ["address": "\(normalized)"])
             let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: normalized) }
             return ControlRecords.device(gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial))
@@ -116,29 +117,6 @@ public final class GatewayControl: Sendable {
             // The caller not answering is the reason, whatever BlueZ made of the rejected request.
             if let promptFailure = forwarder.promptFailure { throw promptFailure }
             throw Self.map(error)
-        }
-    }
-
-    /// The gateway marks BlueZ available before its agent is registered (it registers right after reading
-    /// the objects), so a `Pair` in that moment hears `Unavailable`; within the first seconds that answer is
-    /// retried. The gateway refuses before any BlueZ call in that case, so a retry repeats nothing.
-    private func pairRetryingWhileStarting(_ gateway: Gateway, _ address: String, _ delegate: PairingPromptForwarder) async throws -> GatewayDevice {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
-            let outcome: Result<GatewayDevice, GatewayError>
-            do {
-                outcome = .success(try await gateway.pair(address: address, delegate: delegate))
-            } catch {
-                outcome = .failure(error)
-            }
-            switch outcome {
-            case .success(let device):
-                return device
-            case .failure(.unavailable) where ContinuousClock.now < deadline && delegate.promptFailure == nil:
-                try await Task.sleep(for: .milliseconds(200))
-            case .failure(let error):
-                throw error
-            }
         }
     }
 

@@ -175,13 +175,27 @@ extension TetherDaemon {
         gateway.supervisor.slotBudget = configuration.bluetooth.maximumConnections
         gateway.supervisor.backoffBase = configuration.bluetooth.backoffInitial
         gateway.supervisor.backoffCap = configuration.bluetooth.backoffMaximum
-        switch configuration.bluetooth.notifyMethod {
-        // "acquire-notify" still falls back per device when BlueZ refuses AcquireNotify: TetherGateway has no
-        // AcquireNotify-only mode, and refusing to receive would lose the device.
-        case .auto, .acquireNotify: gateway.notifyPreference = .acquireFirst
-        case .startNotify: gateway.notifyPreference = .startNotifyOnly
-        }
+        configuration.bluetooth.notifyMethod.apply(to: &gateway)
         gateway.trace = { ackLatency.record($0) }
         return gateway
+    }
+}
+
+extension DaemonConfiguration.NotifyMethod {
+    /// `[bluetooth] notify_method` as the gateway's subscription rules:
+    /// - `auto`: AcquireNotify, and StartNotify for a device whose AcquireNotify BlueZ refuses (remembered).
+    /// - `acquire-notify`: AcquireNotify only; a refusal is the device's error and the supervisor retries.
+    /// - `start-notify`: StartNotify only (Value PropertiesChanged over D-Bus).
+    func apply(to gateway: inout GatewayConfiguration) {
+        switch self {
+        case .auto:
+            gateway.notifyPreference = .acquireFirst
+            gateway.fallsBackToStartNotify = true
+        case .acquireNotify:
+            gateway.notifyPreference = .acquireFirst
+            gateway.fallsBackToStartNotify = false
+        case .startNotify:
+            gateway.notifyPreference = .startNotifyOnly
+        }
     }
 }
