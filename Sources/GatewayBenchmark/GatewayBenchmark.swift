@@ -151,7 +151,7 @@ public enum GatewayBenchmark {
             switch preference {
             case .startNotifyOnly:
                 values = try await tx.startNotify()
-            case .acquireFirst:
+            case .acquireFirst, .acquireOnly:
                 let acquisition = try await tx.acquireNotify()
                 values = acquisition.packets
                 acquisitions.append(acquisition)
@@ -192,7 +192,7 @@ public enum GatewayBenchmark {
             switch (preference, wire) {
             case (.startNotifyOnly, true): "tether StartNotify (wire)"
             case (.startNotifyOnly, false): "tether StartNotify (libdbus)"
-            case (.acquireFirst, _): "tether AcquireNotify"
+            case (.acquireFirst, _), (.acquireOnly, _): "tether AcquireNotify"
             }
         if hits != received { print("note: \(name) decoded \(hits) HIT_EVENT frames from \(received) notifications") }
         return Measurement(name: name, received: received, expected: expected, seconds: seconds, cpuSeconds: cpu)

@@ -15,7 +15,7 @@ struct DeviceLink: Sendable {
     /// Sets the link up, bounded by `timeout`.
     static func establish(
         number: UInt64, device: Device, session: BlueZSession, tree: BlueZObjectTree, source: NotificationSource,
-        preference: GatewayConfiguration.NotifyPreference, fallsBackToStartNotify: Bool, timeout: Duration
+        preference: GatewayConfiguration.NotifyPreference, timeout: Duration
     ) async throws -> DeviceLink {
         try await device.waitUntilServicesResolved(timeout: timeout)
         let (tx, rx) = try await characteristics(of: device.path, in: tree, timeout: timeout)
@@ -28,12 +28,13 @@ struct DeviceLink: Sendable {
         case .startNotifyOnly:
             notifications = try await txCharacteristic.startNotify(timeout: timeout)
             method = .startNotify
-        case .acquireFirst:
+        case .acquireFirst, .acquireOnly:
+            let fallsBack = preference == .acquireFirst
             let subscription: NotificationSource.Subscription
             do {
                 subscription = try await source.subscribe(
-                    to: txCharacteristic, of: device.path, timeout: timeout, allowingStartNotify: fallsBackToStartNotify)
-            } catch let error as BlueZError where !fallsBackToStartNotify {
+                    to: txCharacteristic, of: device.path, timeout: timeout, allowingStartNotify: fallsBack)
+            } catch let error as BlueZError where !fallsBack {
                 throw GatewayError.notPermitted(
                     "BlueZ refused AcquireNotify on TX (\(error)); AcquireNotify only, no StartNotify fallback")
             }

@@ -380,14 +380,13 @@ public actor Gateway {
         let device = adapter.device(address: address)
         let (bluez, tree, source, driver) = (self.session, self.tree, notificationSource, self.driver)
         let preference = configuration.notifyPreference
-        let fallsBack = configuration.fallsBackToStartNotify
         let timeout = configuration.linkSetupTimeout
         linkSetups[address]?.cancel()
         linkSetups[address] = Task {
             do {
                 let link = try await DeviceLink.establish(
                     number: number, device: device, session: bluez, tree: tree, source: source,
-                    preference: preference, fallsBackToStartNotify: fallsBack, timeout: timeout)
+                    preference: preference, timeout: timeout)
                 if Task.isCancelled {
                     link.writer.close()
                     return

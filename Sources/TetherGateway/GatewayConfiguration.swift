@@ -9,7 +9,11 @@ public struct GatewayConfiguration: Sendable {
     public enum NotifyPreference: Hashable, Sendable {
         /// AcquireNotify first, StartNotify when refused (remembered per device; link protocol §2.2).
         case acquireFirst
-        /// StartNotify only (Value PropertiesChanged over D-Bus): the benchmark's comparison path.
+        /// AcquireNotify only (tetherd's `notify_method = "acquire-notify"`): a refusal fails the link set-up with
+        /// an error naming it (the device's `lastError`), the link is disconnected and the supervisor reconnects
+        /// it under its rules; StartNotify is never called.
+        case acquireOnly
+        /// StartNotify only (Value PropertiesChanged over D-Bus, read by the session's `DBusWireConnection`).
         case startNotifyOnly
     }
 
@@ -24,11 +28,6 @@ public struct GatewayConfiguration: Sendable {
     /// Bound on the link set-up after Connect: services resolved, Tether's service found, TX subscribed.
     public var linkSetupTimeout: Duration = .seconds(15)
     public var notifyPreference = NotifyPreference.acquireFirst
-    /// With `.acquireFirst`: whether a device whose AcquireNotify BlueZ refuses is subscribed with StartNotify
-    /// instead (remembered per device). `false` is "AcquireNotify only" (tetherd's `notify_method =
-    /// "acquire-notify"`): the refusal fails the link set-up with an error naming it (the device's `lastError`),
-    /// the link is disconnected and the supervisor reconnects it under its rules; StartNotify is never called.
-    public var fallsBackToStartNotify = true
     /// Graceful shutdown: how long to wait for pending commits (and their ACKs) and then for the disconnects.
     public var shutdownTimeout: Duration = .seconds(10)
     /// `changes()` yields a device at most once per this interval (control API: at most 4 per second).

@@ -193,19 +193,19 @@ struct ConfigurationTests {
     /// `notify_method`: "auto" falls back to StartNotify per device, "acquire-notify" never does (a refusal is the
     /// device's error, retried by the supervisor), "start-notify" uses StartNotify only.
     @Test(arguments: [
-        ("auto", GatewayConfiguration.NotifyPreference.acquireFirst, true),
-        ("acquire-notify", .acquireFirst, false),
-        ("start-notify", .startNotifyOnly, true),
+        ("auto", GatewayConfiguration.NotifyPreference.acquireFirst),
+        ("acquire-notify", .acquireOnly),
+        ("start-notify", .startNotifyOnly),
     ])
     func notifyMethodChoosesTheGatewaysSubscription(
-        value: String, preference: GatewayConfiguration.NotifyPreference, fallsBack: Bool
+        value: String, preference: GatewayConfiguration.NotifyPreference
     ) throws {
         let configuration = try ConfigurationReader.parse(
             "[bluetooth]\nnotify_method = \"\(value)\"\n", path: "notify.toml")
         var gateway = GatewayConfiguration()
-        gateway.fallsBackToStartNotify = !fallsBack  // the mapping must set it either way
+        // Start from a value the mapping must replace, whichever it is.
+        gateway.notifyPreference = preference == .startNotifyOnly ? .acquireOnly : .startNotifyOnly
         configuration.bluetooth.notifyMethod.apply(to: &gateway)
         #expect(gateway.notifyPreference == preference)
-        if preference == .acquireFirst { #expect(gateway.fallsBackToStartNotify == fallsBack) }
     }
 }

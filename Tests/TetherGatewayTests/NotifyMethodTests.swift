@@ -21,8 +21,7 @@ struct NotifyMethodTests {
 
     @Test func acquireNotifyOnlyReportsTheRefusalAndTriesAgainWithoutStartNotify() async throws {
         var configuration = GatewayHarness.gatewayConfiguration()
-        configuration.notifyPreference = .acquireFirst
-        configuration.fallsBackToStartNotify = false
+        configuration.notifyPreference = .acquireOnly
         try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1), gateway: configuration) {
             harness in
             try await Self.refuseNextAcquireNotify(harness.simulated)
@@ -55,7 +54,7 @@ struct NotifyMethodTests {
 
     @Test func autoFallsBackToStartNotifyForTheRefusedDevice() async throws {
         let configuration = GatewayHarness.gatewayConfiguration()
-        #expect(configuration.notifyPreference == .acquireFirst && configuration.fallsBackToStartNotify)
+        #expect(configuration.notifyPreference == .acquireFirst)
         try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1), gateway: configuration) {
             harness in
             try await Self.refuseNextAcquireNotify(harness.simulated)

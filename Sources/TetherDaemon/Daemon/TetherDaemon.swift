@@ -190,10 +190,8 @@ extension DaemonConfiguration.NotifyMethod {
         switch self {
         case .auto:
             gateway.notifyPreference = .acquireFirst
-            gateway.fallsBackToStartNotify = true
         case .acquireNotify:
-            gateway.notifyPreference = .acquireFirst
-            gateway.fallsBackToStartNotify = false
+            gateway.notifyPreference = .acquireOnly
         case .startNotify:
             gateway.notifyPreference = .startNotifyOnly
         }
