@@ -330,6 +330,9 @@ public actor Gateway {
             }
         case .bondRemoved(let address):
             if wanted.contains(address) { rebondPending.insert(address) }
+        case .failed(let address, let reason):
+            lastErrors[address] = reason
+            markDirty(address)
         case .linkDown(let address, let reason):
             linkSetups.removeValue(forKey: address)?.cancel()
             sessions[address]?.send(.linkDown(link: nil))

@@ -22,6 +22,9 @@ public actor SupervisorDriver {
         case statusChanged
         /// The supervisor's RemoveDevice (rule 4) dropped this device's bond: the next link should bond again.
         case bondRemoved(address: String)
+        /// Something went wrong with the device (a failed Connect, an abandoned link). Pushed, not left to be
+        /// read: a successful Connect clears the driver's own copy, possibly before anyone looked.
+        case failed(address: String, reason: String)
     }
 
     let session: BlueZSession
@@ -61,6 +64,11 @@ public actor SupervisorDriver {
     public func status(of address: String) -> DeviceStatus? { supervisor.status(of: DeviceAddress(address)) }
     /// The last failure or disconnect reason, in words.
     public func lastError(of address: String) -> String? { lastErrors[address] }
+
+    private func recordFailure(_ address: String, _ reason: String) {
+        lastErrors[address] = reason
+        events.yield(.failed(address: address, reason: reason))
+    }
     public var currentGeneration: UInt64 { generation }
     public var isShuttingDown: Bool { supervisor.isShuttingDown }
     /// Devices whose link is up as far as the driver knows.
@@ -83,7 +91,7 @@ public actor SupervisorDriver {
     /// The session gave up on a link it could not set up or that broke (GATT missing, subscription refused):
     /// disconnect it, so the supervisor sees Connected=false and reconnects through its rules.
     public func abandonLink(_ address: String, reason: String) {
-        lastErrors[address] = reason
+        recordFailure(address, reason)
         abandoned.insert(address)
         let device = adapter.device(address: address)
         spawn {
@@ -229,7 +237,7 @@ public actor SupervisorDriver {
         guard generation == self.generation else { return }
         let now = clock.supervisorNow()
         if let error {
-            lastErrors[address.rawValue] = "connect failed: \(error)"
+            recordFailure(address.rawValue, "connect failed: \(error)")
             apply(.connectFailed(address, ConnectFailureKind(error), at: now))
             return
         }
