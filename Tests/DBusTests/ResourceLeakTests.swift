@@ -21,9 +21,11 @@ extension DBusIntegrationTests {
             }
             let descriptorsAfter = ProcessResources.openDescriptors
             let threadsAfter = ProcessResources.threads
-            // A leak of even one descriptor or thread per cycle would show as 200.
-            #expect(descriptorsAfter - descriptorsBefore < 10, "descriptors \(descriptorsBefore) -> \(descriptorsAfter)")
-            #expect(threadsAfter - threadsBefore < 10, "threads \(threadsBefore) -> \(threadsAfter)")
+            // A leak of even one descriptor or thread per cycle would show as 200. The counts are the process's, and
+            // other suites run in parallel (connection threads, AcquireNotify readers, the concurrency pool), so
+            // a few dozen either way is their noise, not a leak.
+            #expect(descriptorsAfter - descriptorsBefore < 50, "descriptors \(descriptorsBefore) -> \(descriptorsAfter)")
+            #expect(threadsAfter - threadsBefore < 50, "threads \(threadsBefore) -> \(threadsAfter)")
         }
 
         /// Connect, export, subscribe, call, receive a signal, close.

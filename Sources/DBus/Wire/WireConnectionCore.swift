@@ -117,6 +117,9 @@ final class WireConnectionCore {
     // MARK: The loop
 
     private func run() {
+        // After a coalescing pause the socket is read straight away: data has almost surely arrived, and an empty
+        // read (EAGAIN) costs no more than the poll() it replaces.
+        var readWithoutPolling = false
         while true {
             let work = loop.takeWork()
             for job in work.jobs {
@@ -126,21 +129,29 @@ final class WireConnectionCore {
             flush()
             if isDisconnected { return }
 
-            var events = Int16(POLLIN)
-            if outgoingOffset < outgoing.count { events |= Int16(POLLOUT) }
-            var descriptors = [
-                pollfd(fd: loop.wakeupDescriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: descriptor, events: events, revents: 0),
-            ]
-            let result = poll(&descriptors, 2, pollTimeoutMilliseconds())
-            if result < 0 { continue }  // EINTR
-            if descriptors[0].revents != 0 {
-                loop.drainWakeup()
+            var readable = readWithoutPolling
+            if !readWithoutPolling {
+                var events = Int16(POLLIN)
+                if outgoingOffset < outgoing.count { events |= Int16(POLLOUT) }
+                var descriptors = (
+                    pollfd(fd: loop.wakeupDescriptor, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: descriptor, events: events, revents: 0)
+                )
+                let result = withUnsafeMutableBytes(of: &descriptors) { raw in
+                    poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, pollTimeoutMilliseconds())
+                }
+                if result < 0 { continue }  // EINTR
+                if descriptors.0.revents != 0 {
+                    loop.drainWakeup()
+                }
+                readable = descriptors.1.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
             }
-            if descriptors[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            readWithoutPolling = false
+            if readable {
                 let delivered = readAvailable()
                 if delivered > 0 {
                     pauseToCoalesce(afterDelivering: delivered)
+                    readWithoutPolling = coalescingMilliseconds > 0
                 }
             }
             expireCalls(now: .now)
