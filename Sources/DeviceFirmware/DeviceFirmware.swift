@@ -29,6 +29,11 @@ public struct DeviceFirmware: Sendable {
     }
 
     public var isConnected: Bool { link != nil }
+    /// Whether a reliable message (a hit, a config report, ...) is queued or waiting for its ACK on this link.
+    public var hasUnacknowledgedMessages: Bool {
+        guard let link else { return false }
+        return !link.inFlight.isEmpty || !link.queue.isEmpty
+    }
     /// The version agreed in this connection, once HELLO has arrived.
     public var negotiatedVersion: UInt8? { link?.version }
 

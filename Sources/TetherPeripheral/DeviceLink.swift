@@ -30,6 +30,7 @@ actor DeviceLink {
     var isWriteAcquired: Bool { writeSocket != nil }
     var storedEvents: Int { firmware.eventStore.count }
     var config: DeviceConfig { firmware.config }
+    var hasUnacknowledgedMessages: Bool { firmware.hasUnacknowledgedMessages }
     var bootCounter: UInt16 { firmware.bootCounter }
 
     // MARK: - Facts from BlueZ

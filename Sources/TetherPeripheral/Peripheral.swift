@@ -71,6 +71,10 @@ public actor Peripheral {
         try await waitUntil { await self.link.storedEvents == 0 }
         if configuration.awaitsSettingsChange {
             try await waitUntil { await self.link.config.version != startingConfigVersion }
+            // Applying SET_CONFIG queues the device's CONFIG_DATA report; leaving before the gateway acknowledged
+            // it would leave the gateway believing the old version (the report is how it learns the new one). A
+            // dropped link loses the queue and ends the wait.
+            try await waitUntil { await !self.link.hasUnacknowledgedMessages }
         }
         let config = await link.config
         log.note("all-released", [

@@ -1,0 +1,57 @@
+import BlueZTestSupport
+import Foundation
+import LinkProtocol
+import TetherGateway
+import TetherStore
+import Testing
+
+/// Desired settings reach the device and its report comes back into the store (link protocol §7.11), whether the
+/// change is made while the device is connected or while its link is down.
+@Suite(.serialized)
+struct DesiredSettingsTests {
+    static func waitForReported(_ harness: GatewayHarness, version: UInt32) async throws {
+        let serial = GatewayHarness.serial(1)
+        try await waitUntil("the device's report of settings version \(version) stored", seconds: 60) {
+            try harness.storage.settings.settings(serial: serial)?.reportedVersion == version
+        }
+    }
+
+    static func change(_ harness: GatewayHarness, sensitivity: UInt8) throws -> UInt32? {
+        var random = SystemRandomNumberGenerator()
+        let change = try harness.storage.settings.changeDesired(
+            serial: GatewayHarness.serial(1), to: DeviceSettings(sensitivity: sensitivity, ledBrightness: 25),
+            by: .technician, at: LinkInstant(nanoseconds: 1), using: &random)
+        return change.configToApply?.version
+    }
+
+    @Test func aChangeWhileConnectedIsAppliedAndReported() async throws {
+        try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1)) { harness in
+            try await harness.pairAll(1)
+            let serial = GatewayHarness.serial(1)
+            try await waitUntil("the device's first report stored", seconds: 60) {
+                try harness.storage.settings.settings(serial: serial)?.reportedVersion != nil
+            }
+            let version = try #require(try Self.change(harness, sensitivity: 8))
+            try await harness.gateway.desiredSettingsChanged(serial: serial)
+            try await Self.waitForReported(harness, version: version)
+        }
+    }
+
+    @Test func aChangeWhileTheLinkIsDownIsAppliedOnReconnect() async throws {
+        try await GatewayHarness.with(simulator: GatewayHarness.configuration(devices: 1)) { harness in
+            try await harness.pairAll(1)
+            let serial = GatewayHarness.serial(1)
+            try await waitUntil("the device's first report stored", seconds: 60) {
+                try harness.storage.settings.settings(serial: serial)?.reportedVersion != nil
+            }
+            let before = try #require(await harness.gateway.device(serial)).linksEstablished
+            try await harness.simulated.inject("disconnect")
+            let version = try #require(try Self.change(harness, sensitivity: 9))
+            try await harness.gateway.desiredSettingsChanged(serial: serial)
+            try await waitUntil("linked again", seconds: 60) {
+                (await harness.gateway.device(serial))?.linksEstablished ?? 0 > before
+            }
+            try await Self.waitForReported(harness, version: version)
+        }
+    }
+}
