@@ -87,27 +87,10 @@ public final class DBusConnection: Sendable {
         try loop.requireTransportCanCarry(message)
 
         let token = identifiers.wrappingAdd(1, ordering: .relaxed).oldValue
-        let cancellation = CallCancellation()
-        let loop = self.loop
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[DBusValue], any Error>) in
-                loop.submit { core in
-                    guard let core else {
-                        continuation.resume(throwing: DBusError.connectionClosed)
-                        return
-                    }
-                    // Cancelled before the call was sent: the cancel job already ran and found nothing.
-                    guard !cancellation.isCancelled else {
-                        continuation.resume(throwing: CancellationError())
-                        return
-                    }
-                    core.startCall(message, token: token, timeout: timeout) { continuation.resume(with: $0) }
-                }
-            }
-        } onCancel: {
-            cancellation.cancel()
-            loop.submit { core in core?.cancelCall(token: token) }
-        }
+        return try await loop.call(
+            token: token,
+            start: { core, completion in core.startCall(message, token: token, timeout: timeout, completion: completion) },
+            cancel: { core, token in core.cancelCall(token: token) })
     }
 
     // MARK: Signals
@@ -195,15 +178,4 @@ public enum DBusSignalFilterResult<Element: Sendable>: Sendable {
 struct SignalSink: Sendable {
     let deliver: @Sendable (DBusSignal) -> Void
     let finish: @Sendable () -> Void
-}
-
-/// Tells a call's job that its task was cancelled before the job ran.
-private final class CallCancellation: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    var isCancelled: Bool { flag.load(ordering: .acquiring) }
-
-    func cancel() {
-        flag.store(true, ordering: .releasing)
-    }
 }

@@ -67,6 +67,36 @@ import Testing
         }
     }
 
+    /// A call from a task that is already cancelled is never sent (the stalling method is never entered) and
+    /// ends at once with `CancellationError`, not after the call's timeout.
+    @Test func aCancelledTasksCallIsNeverSent() async throws {
+        try await withPrivateBus { bus, connection in
+            let (announce, announced) = AsyncStream.makeStream(of: Void.self)
+            try await connection.objectServer.export(
+                [DBusIntegrationTests.Disconnection.stallingInterface(announce: announced)], at: "/stall")
+            let wire = try await DBusWireConnection.connect(to: .address(bus.address))
+            let destination = connection.uniqueName
+            let outcome = try await within(.seconds(10), "the cancelled call to end") {
+                let calling = Task {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    return try await wire.call(
+                        destination: destination, path: "/stall", interface: "com.example.Stall", member: "Stall")
+                }
+                return await calling.result
+            }
+            #expect(throws: CancellationError.self) { try outcome.get() }
+            // A later call goes through, and the stalling method was never entered.
+            _ = try await wire.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetId")
+            let entered = Task { for await _ in announce { return true }; return false }
+            try await Task.sleep(for: .milliseconds(200))
+            entered.cancel()
+            #expect(await entered.value == false)
+            await wire.close()
+        }
+    }
+
     @Test func signalBatchesArriveInOrderOnlyFromTheNameOwner() async throws {
         try await withPrivateBus { bus, connection in
             let name = "com.example.Streamer"

@@ -78,24 +78,12 @@ public final class DBusWireConnection: Sendable {
             serial: serial, destination: destination, path: path, interface: interface, member: member,
             arguments: arguments)
         let token = identifiers.wrappingAdd(1, ordering: .relaxed).oldValue
-        let loop = self.loop
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[DBusValue], any Error>) in
-                loop.submit { core in
-                    guard let core else {
-                        continuation.resume(throwing: DBusError.connectionClosed)
-                        return
-                    }
-                    guard !Task.isCancelled else {
-                        continuation.resume(throwing: CancellationError())
-                        return
-                    }
-                    core.startCall(message, serial: serial, token: token, timeout: timeout) { continuation.resume(with: $0) }
-                }
-            }
-        } onCancel: {
-            loop.submit { core in core?.cancelCall(token: token) }
-        }
+        return try await loop.call(
+            token: token,
+            start: { core, completion in
+                core.startCall(message, serial: serial, token: token, timeout: timeout, completion: completion)
+            },
+            cancel: { core, token in core.cancelCall(token: token) })
     }
 
     /// Subscribes to signals matching `rule`, delivered in batches: `collect` runs on the connection's thread for
