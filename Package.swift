@@ -1,30 +1,328 @@
 // swift-tools-version: 6.1
 // Tether: an edge gateway for BLE consumption devices and health telemetry.
-// Logic lives in library targets that tests import; executables are one thin Entrypoint.swift each.
+//
+// One declaration, read top to bottom as the architecture, each layer depending only on the layers above it:
+//   1. Core        Sources/Core        sans-I/O cores: bytes, time and randomness; the link protocol; the connection
+//                                      supervisor; the sync contract. No sockets, no database, no clock inside.
+//   2. Bus         Sources/Bus         D-Bus (libdbus and a wire-protocol client) and the BlueZ client on it.
+//   3. Gateway     Sources/Gateway     the store, the BlueZ gateway and its device sessions, sync, tetherd, its
+//                                      control API, and the technician CLI.
+//   4. Backend     Sources/Backend     the reference sync server.
+//   5. Simulation  Sources/Simulation  the device model, tether-sim, the VM's peripheral, the crash-test driver.
+//   6. Executables Sources/Executables one thin Entrypoint.swift each, in a folder named for the binary.
+//   7. Tests       Tests/              one test target per module, and the test support they share (Tests/Support).
+// Benchmarks live in the Benchmarks/ package and fuzz targets in the Fuzz/ package, so that `swift build` and
+// `swift test` here never build ordo-one/benchmark or the sanitizers.
 
 import PackageDescription
+
+// MARK: - Dependencies
+
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let postgres = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
+let httpClient = Target.Dependency.product(name: "AsyncHTTPClient", package: "async-http-client")
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
+
+// MARK: - 1. Core: sans-I/O, deterministic, no I/O of their own
+
+let core: [Target] = [
+    // Bytes (a bounds-checked reader and a writer, either byte order), time (`LinkInstant`, the wall clock that the
+    // edges read) and seeded randomness: the primitives every other module shares, each defined once.
+    .target(name: "TetherPrimitives", path: "Sources/Core/TetherPrimitives"),
+
+    // The device link protocol (docs/link-protocol.md): frame codec, reassembly, the gateway's session state machine
+    // and the device-clock model. Facts in, orders out; time comes with every input.
+    .target(
+        name: "LinkProtocol",
+        dependencies: ["TetherPrimitives"],
+        path: "Sources/Core/LinkProtocol",
+        // BootClock's rounding calls libm; release builds inline it, debug builds of executables must link it.
+        linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
+    ),
+
+    // Which device to connect next, when to retry and when to let go: a pure state machine (one connect in flight,
+    // slot budget, jittered backoff, token-bucket reconnect rate).
+    .target(name: "ConnectionSupervisor", dependencies: ["TetherPrimitives"], path: "Sources/Core/ConnectionSupervisor"),
+
+    // The sync wire types shared by the reference server and the gateway (docs/sync-api.yaml): request and response
+    // bodies, problem+json, the opaque cursor and the page checksum.
+    .target(
+        name: "SyncContract",
+        dependencies: ["LinkProtocol", "TetherPrimitives", crypto],
+        path: "Sources/Core/SyncContract"
+    ),
+]
+
+// MARK: - 2. Bus: D-Bus and BlueZ
+
+let bus: [Target] = [
+    // libdbus-1 as a Swift system library (a module map and a shim header of its constants).
+    .systemLibrary(name: "CDBus", path: "Sources/Bus/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+
+    // D-Bus for Swift: libdbus connections with one loop thread each (calls, signals, names, exported objects) and a
+    // wire-protocol client for high-rate signal streams; a private dbus-daemon for tests. docs/dbus.md.
+    .target(name: "DBus", dependencies: ["CDBus"], path: "Sources/Bus/DBus"),
+
+    // Tether's BlueZ client (bluer-style, one file per interface): the object-tree mirror, Adapter1, Device1, GATT
+    // characteristics (StartNotify / AcquireNotify / AcquireWrite), Agent1, every org.bluez.Error mapped in one place.
+    .target(name: "BlueZ", dependencies: ["DBus"], path: "Sources/Bus/BlueZ"),
+]
+
+// MARK: - 3. Gateway: store, sessions, sync, daemon, control API, CLI
+
+let gateway: [Target] = [
+    // The local-first store: one GatewayDatabase owning a WAL DatabasePool (synchronous=FULL), migrations, the
+    // consumption and device-settings services, the outbox, group commit with ACK-after-commit, storage limits.
+    .target(name: "TetherStore", dependencies: ["LinkProtocol", "TetherPrimitives", grdb], path: "Sources/Gateway/TetherStore"),
+
+    // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), device sessions (notifications →
+    // LinkSession → group commit, ACK after commit), and the Gateway façade tetherd runs.
+    .target(
+        name: "TetherGateway",
+        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherPrimitives", "TetherStore", "DBus"],
+        path: "Sources/Gateway/TetherGateway"
+    ),
+
+    // The sync engine: a Service that pushes the outbox, pulls the change feed, applies it through TetherStore,
+    // gates cursors on integrity checks and retries with backoff (AsyncHTTPClient).
+    .target(
+        name: "TetherSync",
+        dependencies: [
+            "SyncContract", "TetherStore", "LinkProtocol", "TetherPrimitives",
+            httpClient, nioSSL, nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), logging, serviceLifecycle,
+        ],
+        path: "Sources/Gateway/TetherSync"
+    ),
+
+    // tetherd as a library: TOML configuration, the ServiceGroup, systemd notify, logging, metrics, and the
+    // io.tether.Gateway1 control API on D-Bus (docs/control-api.md).
+    .target(
+        name: "TetherDaemon",
+        dependencies: [
+            "ControlContract", "DBus", "TetherStore", "LinkProtocol", "TetherPrimitives", "TetherGateway", "TetherSync",
+            .product(name: "TOMLKit", package: "TOMLKit"), logging,
+            .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), hummingbird, argumentParser,
+        ],
+        path: "Sources/Gateway/TetherDaemon"
+    ),
+
+    // The control API's names (docs/control-api.md): bus name, object path, interfaces, methods, signals and error
+    // names, shared by tetherd and its clients as SyncContract is for sync. Nothing else spells them.
+    .target(name: "ControlContract", dependencies: ["DBus"], path: "Sources/Gateway/ControlContract"),
+
+    // A client of tetherd's control API: io.tether.Gateway1 calls, records, D-Bus errors mapped in one place, and the
+    // io.tether.PairingPrompt1 object a caller exports while pairing.
+    .target(name: "TetherControlClient", dependencies: ["ControlContract", "DBus"], path: "Sources/Gateway/TetherControlClient"),
+
+    // Firmware transcripts: the text format, the replayer that drives them through a real gateway session, the
+    // outcome it reports, and the scenarios that recorded Firmware-fixtures/.
+    .target(
+        name: "TetherReplay", dependencies: ["LinkProtocol", "TetherPrimitives", "DeviceFirmware"],
+        path: "Sources/Gateway/TetherReplay"
+    ),
+
+    // The technician CLI's command tree. It reaches tetherd through TetherControlClient; only `replay` links the
+    // link core (TetherReplay) and only `outbox`/`dead-letters` read the database (TetherStore, read-only).
+    .target(
+        name: "TetherCLI",
+        dependencies: ["TetherReplay", "TetherStore", "ControlContract", "TetherControlClient", "DBus", argumentParser],
+        path: "Sources/Gateway/TetherCLI"
+    ),
+]
+
+// MARK: - 4. Backend: the reference sync server
+
+let backend: [Target] = [
+    // Hummingbird routes, bearer-token auth (tokens stored hashed), tenant isolation, idempotent batch apply, the
+    // change feed, limits, and SQLite (GRDB) or PostgreSQL storage.
+    .target(
+        name: "TetherServer",
+        dependencies: [
+            "SyncContract", "LinkProtocol", "TetherPrimitives",
+            hummingbird, .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            grdb, postgres, crypto, logging, serviceLifecycle, nioSSL, argumentParser,
+        ],
+        path: "Sources/Backend/TetherServer"
+    ),
+]
+
+// MARK: - 5. Simulation: devices and harnesses that stand in for the world (never linked into tetherd)
+
+let simulation: [Target] = [
+    // The device side of the link protocol (a firmware model on the same codec) and LinkPair, which joins it to a
+    // gateway session under a manual clock with fault injection.
+    .target(name: "DeviceFirmware", dependencies: ["LinkProtocol", "TetherPrimitives"], path: "Sources/Simulation/DeviceFirmware"),
+
+    // A BlueZ simulator that bleak accepts: org.bluez on a private bus in BlueZ's signal order, each device driven by
+    // the device model, plus fault injection through io.tether.Simulator1.
+    .target(
+        name: "BlueZSimulator", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"],
+        path: "Sources/Simulation/BlueZSimulator", exclude: ["README.md"]
+    ),
+
+    // A Tether device on a real controller (the real-BlueZ VM scenario): the device model behind a GATT
+    // application and an LE advertisement registered with bluetoothd, with a fixed-passkey agent.
+    .target(
+        name: "TetherPeripheral", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherPrimitives", argumentParser],
+        path: "Sources/Simulation/TetherPeripheral"
+    ),
+
+    // Drives the device model against a real store across process kills: the gateway child and the parent that plays
+    // the devices and SIGKILLs it (the crash test and scripts' crash soak).
+    .target(
+        name: "TetherStoreSimulation", dependencies: ["TetherStore", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"],
+        path: "Sources/Simulation/TetherStoreSimulation"
+    ),
+]
+
+// MARK: - 6. Executables: one thin Entrypoint.swift each
+
+let executables: [Target] = [
+    .executableTarget(name: "TetherCommand", dependencies: ["TetherCLI"], path: "Sources/Executables/tether"),
+    .executableTarget(name: "TetherDaemonCommand", dependencies: ["TetherDaemon"], path: "Sources/Executables/tetherd"),
+    .executableTarget(
+        name: "TetherServerCommand", dependencies: ["TetherServer", argumentParser], path: "Sources/Executables/tether-server"
+    ),
+    .executableTarget(
+        name: "TetherSimCommand", dependencies: ["BlueZSimulator", "DBus", argumentParser], path: "Sources/Executables/tether-sim"
+    ),
+    .executableTarget(
+        name: "TetherPeripheralCommand", dependencies: ["TetherPeripheral"], path: "Sources/Executables/tether-peripheral"
+    ),
+    // Regenerates Firmware-fixtures/ from the device model. Run by developers, never by CI.
+    .executableTarget(
+        name: "TetherFixturesCommand", dependencies: ["TetherReplay", argumentParser], path: "Sources/Executables/tether-fixtures"
+    ),
+    .executableTarget(
+        name: "TetherStoreCrashTest", dependencies: ["TetherStoreSimulation"], path: "Sources/Executables/tether-store-crashtest"
+    ),
+]
+
+// MARK: - 7. Tests and the support they share
+
+let testSupport: [Target] = [
+    // A private dbus-daemon with tether-sim on it and a client connection (gateway, BlueZ and simulator suites).
+    .target(
+        name: "BlueZTestSupport", dependencies: ["BlueZSimulator", "BlueZ", "DBus"], path: "Tests/Support/BlueZTestSupport"
+    ),
+    // A throwaway PostgreSQL cluster from Debian's binaries and an in-process server on a loopback port (sync,
+    // server and daemon suites; the sync benchmark).
+    .target(
+        name: "TetherSyncTesting",
+        dependencies: [
+            "TetherServer", "SyncContract", "TetherStore", "LinkProtocol", "TetherPrimitives",
+            postgres, hummingbird, logging, serviceLifecycle,
+        ],
+        path: "Tests/Support/TetherSyncTesting"
+    ),
+]
+
+let tests: [Target] = [
+    .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "TetherPrimitives"]),
+    .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor", "TetherPrimitives"]),
+    .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol", "TetherPrimitives"]),
+    .testTarget(
+        name: "TetherReplayTests",
+        dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"]
+    ),
+    .testTarget(
+        name: "TetherStoreTests",
+        dependencies: [
+            "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "DeviceFirmware", "LinkProtocol",
+            "TetherPrimitives", grdb,
+        ]
+    ),
+    .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+    .testTarget(
+        name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherPrimitives"]
+    ),
+    .testTarget(
+        name: "BlueZSimulatorTests",
+        dependencies: ["BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherPrimitives"],
+        exclude: ["bleak_client.py"]
+    ),
+    .testTarget(
+        name: "TetherPeripheralTests",
+        dependencies: ["TetherPeripheral", "DBus", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"]
+    ),
+    .testTarget(
+        name: "TetherGatewayTests",
+        dependencies: [
+            "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol",
+            "ConnectionSupervisor", "TetherPrimitives",
+        ]
+    ),
+    .testTarget(
+        name: "TetherServerTests",
+        dependencies: [
+            "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol", "TetherPrimitives",
+            grdb, httpClient, nioCore, nioSSL,
+        ]
+    ),
+    .testTarget(
+        name: "TetherSyncTests",
+        dependencies: [
+            "TetherSync", "TetherServer", "TetherServerCommand", "TetherSyncTesting", "TetherStore", "SyncContract",
+            "LinkProtocol", "TetherPrimitives", httpClient, hummingbird, nioCore, logging, serviceLifecycle,
+        ]
+    ),
+    .testTarget(
+        name: "TetherDaemonTests",
+        dependencies: [
+            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "TetherPrimitives", "BlueZSimulator",
+            "TetherSyncTesting", "TetherServer", grdb,
+        ]
+    ),
+    // The CLI's parsing and help snapshots, the built `tether` against an in-test io.tether.Gateway1, and end to end
+    // against the built tetherd with the BlueZ simulator and tether-server (built so the tests can run them).
+    .testTarget(
+        name: "TetherCLITests",
+        dependencies: [
+            "TetherCLI", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
+            "TetherCommand", "TetherDaemonCommand", "TetherServerCommand",
+        ],
+        exclude: ["HelpSnapshots"]
+    ),
+]
 
 let package = Package(
     name: "Tether",
     platforms: [.macOS(.v14)],
     products: [
+        // Executables that ship (deploy/) and that tests and scripts run.
         .executable(name: "tether", targets: ["TetherCommand"]),
-        .executable(name: "tether-fixtures", targets: ["TetherFixturesCommand"]),
-        .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
-        .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
-        .library(name: "DBus", targets: ["DBus"]),
-        .library(name: "TetherStore", targets: ["TetherStore"]),
-        .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
-        .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
-        .library(name: "SyncContract", targets: ["SyncContract"]),
-        .library(name: "TetherServer", targets: ["TetherServer"]),
-        .library(name: "TetherSync", targets: ["TetherSync"]),
+        .executable(name: "tetherd", targets: ["TetherDaemonCommand"]),
         .executable(name: "tether-server", targets: ["TetherServerCommand"]),
-        .executable(name: "tether-sync-bench", targets: ["TetherSyncBench"]),
-        .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .executable(name: "tether-sim", targets: ["TetherSimCommand"]),
-        .library(name: "BlueZ", targets: ["BlueZ"]),
+        .executable(name: "tether-peripheral", targets: ["TetherPeripheralCommand"]),
+        .executable(name: "tether-fixtures", targets: ["TetherFixturesCommand"]),
+        .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
+        // Libraries the Benchmarks/ and Fuzz/ packages build on.
+        .library(name: "TetherPrimitives", targets: ["TetherPrimitives"]),
+        .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
         .library(name: "ConnectionSupervisor", targets: ["ConnectionSupervisor"]),
+        .library(name: "SyncContract", targets: ["SyncContract"]),
+        .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "BlueZ", targets: ["BlueZ"]),
+        .library(name: "TetherStore", targets: ["TetherStore"]),
+        .library(name: "TetherGateway", targets: ["TetherGateway"]),
+        .library(name: "TetherSync", targets: ["TetherSync"]),
+        .library(name: "TetherDaemon", targets: ["TetherDaemon"]),
+        .library(name: "ControlContract", targets: ["ControlContract"]),
+        .library(name: "TetherControlClient", targets: ["TetherControlClient"]),
+        .library(name: "TetherReplay", targets: ["TetherReplay"]),
+        .library(name: "TetherServer", targets: ["TetherServer"]),
+        .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
+        .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
+        .library(name: "TetherSyncTesting", targets: ["TetherSyncTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -37,326 +335,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
-    targets: [
-        // The device link protocol as a pure, deterministic core: frame codec, reassembly, the gateway's
-        // session state machine and the device-clock model. No sockets, no database, no clock inside.
-        .target(
-            name: "LinkProtocol",
-            // BootClock's rounding calls libm; release builds inline it, debug builds of executables must link it.
-            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
-        ),
-
-        // The device side of the link protocol (a firmware model on the same codec) and LinkPair, which joins
-        // it to a gateway session under a manual clock with fault injection. Used by tests, fixture generation
-        // and the BlueZ simulator.
-        .target(name: "DeviceFirmware", dependencies: ["LinkProtocol"]),
-
-        // Firmware transcripts: the text format, the replayer that drives them through a real gateway session,
-        // the outcome it reports, and the scenarios that recorded Firmware-fixtures/.
-        .target(name: "TetherReplay", dependencies: ["LinkProtocol", "DeviceFirmware"]),
-
-        // The technician CLI's command tree (the `tether` executable is a thin entry point over it).
-        .target(
-            name: "TetherCLI",
-            dependencies: [
-                "TetherReplay",
-                "TetherStore",
-                "TetherControlClient",
-                "DBus",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-        .executableTarget(name: "TetherCommand", dependencies: ["TetherCLI"]),
-
-        // Regenerates Firmware-fixtures/ from the firmware model. Run by developers, never by CI: the
-        // committed transcripts are the fixed record that a codec change must keep passing.
-        .executableTarget(
-            name: "TetherFixturesCommand",
-            dependencies: [
-                "TetherReplay",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-
-        // The local-first store: one GatewayDatabase owning a WAL DatabasePool (synchronous=FULL), the schema and
-        // its migrations, the consumption and device-settings services, the outbox, group commit with
-        // ACK-after-commit, and storage limits. Depends on the link core for the items it stores, never the reverse.
-        .target(
-            name: "TetherStore",
-            dependencies: ["LinkProtocol", .product(name: "GRDB", package: "GRDB.swift")]
-        ),
-
-        // Drives the real firmware model against a real store across process kills: the gateway child and the
-        // parent that plays the devices and SIGKILLs it. Used by the crash test, crash-soak.sh and nothing else.
-        .target(name: "TetherStoreSimulation", dependencies: ["TetherStore", "DeviceFirmware", "LinkProtocol"]),
-        .executableTarget(name: "TetherStoreCrashTest", dependencies: ["TetherStoreSimulation"]),
-
-        // Durable events/s with ACK-after-commit through GroupCommitter vs raw sqlite3 inserts; run in release.
-        .executableTarget(
-            name: "TetherStoreBench",
-            dependencies: [
-                "TetherStore", "LinkProtocol",
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ]
-        ),
-
-        // libdbus-1 as a Swift system library (a module map and a shim header of its constants).
-        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-
-        // D-Bus for Swift on libdbus: values, private connections with one loop thread each, calls, signals, names,
-        // exported objects (Properties, Introspectable, ObjectManager) and a private dbus-daemon for tests.
-        .target(name: "DBus", dependencies: ["CDBus"]),
-
-        .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol"]),
-        .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol"]),
-        .testTarget(name: "TetherReplayTests", dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "DeviceFirmware", "LinkProtocol"]),
-        .testTarget(
-            name: "TetherStoreTests",
-            dependencies: [
-                "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "DeviceFirmware", "LinkProtocol",
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
-        ),
-        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
-
-        // Sync (docs/sync-api.yaml). The wire types shared by the reference server and the gateway: request and
-        // response bodies, problem+json, the opaque cursor and the page checksum. No I/O.
-        .target(
-            name: "SyncContract",
-            dependencies: ["LinkProtocol", .product(name: "Crypto", package: "swift-crypto")]
-        ),
-
-        // The reference sync backend: Hummingbird routes, bearer-token auth (tokens stored hashed), tenant
-        // isolation, idempotent batch apply, the change feed, limits, and SQLite (GRDB) or PostgreSQL storage.
-        .target(
-            name: "TetherServer",
-            dependencies: [
-                "SyncContract", "LinkProtocol",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-        // `tether-server serve | token create | settings set | device delete`: a thin entry point.
-        .executableTarget(
-            name: "TetherServerCommand",
-            dependencies: ["TetherServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
-        ),
-
-        // The gateway's sync engine: a Service that pushes the outbox, pulls the change feed, applies it through
-        // TetherStore, gates cursors on integrity checks, and retries with backoff. HTTP via AsyncHTTPClient.
-        .target(
-            name: "TetherSync",
-            dependencies: [
-                "SyncContract", "TetherStore", "LinkProtocol",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-
-        // Test and benchmark support for sync: a throwaway PostgreSQL cluster from Debian's binaries and an
-        // in-process server on a loopback port. Used by the sync tests and tether-sync-bench, never shipped.
-        .target(
-            name: "TetherSyncTesting",
-            dependencies: [
-                "TetherServer", "SyncContract", "TetherStore", "LinkProtocol",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-        // Drains queued commands to the reference server on loopback (SQLite and PostgreSQL) and measures the
-        // server's ingest with concurrent gateways; run in release.
-        .executableTarget(
-            name: "TetherSyncBench",
-            dependencies: [
-                "TetherSync", "TetherServer", "TetherSyncTesting", "TetherStore", "SyncContract", "LinkProtocol",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
-        ),
-        .testTarget(
-            name: "TetherServerTests",
-            dependencies: [
-                "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
-        .testTarget(
-            name: "TetherSyncTests",
-            dependencies: [
-                "TetherSync", "TetherServer", "TetherServerCommand", "TetherSyncTesting", "TetherStore", "SyncContract",
-                "LinkProtocol",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-
-        // A BlueZ simulator that bleak accepts: org.bluez on a (private) bus with Adapter1, Device1, GATT objects
-        // and AgentManager1 in BlueZ's signal order, each device driven by the real DeviceFirmware model, plus
-        // fault injection through io.tether.Simulator1. `tether-sim` is its thin entry point.
-        .target(name: "BlueZSimulator", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol"], exclude: ["README.md"]),
-        .executableTarget(
-            name: "TetherSimCommand",
-            dependencies: ["BlueZSimulator", "DBus", .product(name: "ArgumentParser", package: "swift-argument-parser")]
-        ),
-        .testTarget(
-            name: "BlueZSimulatorTests", dependencies: ["BlueZSimulator", "DBus", "LinkProtocol"],
-            exclude: ["bleak_client.py"]
-        ),
-
-        // Tether's BlueZ client (bluer-style, one file per interface): the org.bluez object-tree mirror, Adapter1,
-        // Device1 with bounded waits, GATT characteristics (StartNotify / AcquireNotify / AcquireWrite), the Agent1
-        // for pairing and every org.bluez.Error mapped in one place.
-        .target(name: "BlueZ", dependencies: ["DBus"]),
-        // Which device to connect next, when to retry and when to let go: a pure, deterministic state machine
-        // (one connect in flight, slot budget, jittered backoff, token-bucket reconnect rate). No I/O, no clock.
-        .target(name: "ConnectionSupervisor"),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "DBus", "LinkProtocol"]),
-        .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor"]),
-    ],
+    targets: core + bus + gateway + backend + simulation + executables + testSupport + tests,
     swiftLanguageModes: [.v6]
 )
-
-// MARK: - Real BlueZ in a VM (issue 7; scripts/real-bluez.sh, deploy/real-bluez/)
-package.products += [
-    .executable(name: "tether-peripheral", targets: ["TetherPeripheralCommand"]),
-    .executable(name: "tether-vm-central", targets: ["TetherVMCentralCommand"]),
-]
-package.targets += [
-    // A Tether device on a real controller: the firmware model behind a GATT application and an LE advertisement
-    // registered with bluetoothd (GattManager1, LEAdvertisingManager1), with a fixed-passkey agent.
-    .target(
-        name: "TetherPeripheral",
-        dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser")]
-    ),
-    .executableTarget(name: "TetherPeripheralCommand", dependencies: ["TetherPeripheral"]),
-    // The VM scenario's central until tetherd can run it: BlueZ client + LinkSession + TetherStore, ACK after commit.
-    .target(
-        name: "TetherVMCentral",
-        dependencies: [
-            "BlueZ", "DBus", "LinkProtocol", "TetherStore",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]
-    ),
-    .executableTarget(name: "TetherVMCentralCommand", dependencies: ["TetherVMCentral"]),
-    .testTarget(name: "TetherPeripheralTests", dependencies: ["TetherPeripheral", "DBus", "DeviceFirmware", "LinkProtocol"]),
-]
-
-// ---- gateway branch (issue 4): the BlueZ gateway service, its shared simulator harness, tests and benchmark ----
-package.products += [
-    .library(name: "TetherGateway", targets: ["TetherGateway"]),
-    .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
-]
-package.targets += [
-    // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), DeviceSession (notifications →
-    // LinkSession → GroupCommitter, ACK after commit), and the Gateway façade tetherd runs (snapshots, changes,
-    // scan, pair through Agent1, forget, graceful shutdown).
-    .target(
-        name: "TetherGateway",
-        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherStore", "DBus"]
-    ),
-    // A private dbus-daemon with tether-sim on it and a client connection: the harness gateway tests and the
-    // benchmark share (test support, never linked into tetherd).
-    .target(name: "BlueZTestSupport", dependencies: ["BlueZSimulator", "BlueZ", "DBus"]),
-    .testTarget(
-        name: "TetherGatewayTests",
-        dependencies: [
-            "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol",
-            "ConnectionSupervisor",
-        ]
-    ),
-    // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process):
-    // Tether over StartNotify and AcquireNotify vs bleak, same stream, same run. Run in release
-    // (scripts/gateway-bench.sh).
-    .target(name: "GatewayBenchmark", dependencies: ["TetherGateway", "BlueZ", "DBus", "LinkProtocol"]),
-    .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
-]
-
-// The simulator-start harness the older BlueZ suites duplicated now comes from BlueZTestSupport.
-for target in package.targets where ["BlueZTests", "BlueZSimulatorTests"].contains(target.name) {
-    target.dependencies.append("BlueZTestSupport")
-}
-
-// MARK: - tetherd (issue 6, daemon half)
-// Kept as one appended block so merges with the other branches' Package.swift changes stay mechanical.
-
-package.products += [
-    .library(name: "TetherDaemon", targets: ["TetherDaemon"]),
-    .executable(name: "tetherd", targets: ["TetherDaemonCommand"]),
-]
-package.dependencies += [
-    .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-    // swift-log, swift-service-lifecycle and hummingbird come from the sync block above.
-]
-package.targets += [
-    // tetherd as a library: the TOML configuration and its checks, the ServiceGroup (store services, device
-    // sessions, sync, control API, metrics), systemd's notify protocol, logging, and the io.tether.Gateway1
-    // control API on D-Bus (docs/control-api.md).
-    .target(
-        name: "TetherDaemon",
-        dependencies: [
-            "DBus", "TetherStore", "LinkProtocol", "TetherGateway", "TetherSync",
-            .product(name: "TOMLKit", package: "TOMLKit"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]
-    ),
-    .executableTarget(name: "TetherDaemonCommand", dependencies: ["TetherDaemon"]),
-    .testTarget(
-        name: "TetherDaemonTests",
-        dependencies: [
-            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "BlueZSimulator", "TetherSyncTesting", "TetherServer",
-            .product(name: "GRDB", package: "GRDB.swift"),
-        ]
-    ),
-]
-
-// MARK: - CLI (issue 6, branch `cli`): the control-API client and the CLI's tests.
-package.products += [.library(name: "TetherControlClient", targets: ["TetherControlClient"])]
-package.targets += [
-    // A client of tetherd's control API (docs/control-api.md): io.tether.Gateway1 calls, records, the D-Bus error
-    // names mapped in one place, and the io.tether.PairingPrompt1 object a caller exports while pairing.
-    .target(name: "TetherControlClient", dependencies: ["DBus"]),
-    // The tether CLI's parsing, help snapshots, the built `tether` against an in-test io.tether.Gateway1 on a private
-    // bus, and end to end against the built tetherd with the BlueZ simulator and tether-server.
-    .testTarget(
-        name: "TetherCLITests",
-        dependencies: [
-            "TetherCLI", "TetherControlClient", "DBus", "BlueZSimulator",
-            .product(name: "GRDB", package: "GRDB.swift"),
-            // Built so the tests can run them: the CLI, and the real daemon and backend for the end-to-end tests.
-            "TetherCommand", "TetherDaemonCommand", "TetherServerCommand",
-        ],
-        exclude: ["HelpSnapshots"]
-    ),
-]

@@ -11,6 +11,16 @@ let package = Package(
         .package(name: "Tether", path: ".."),
         // Only the malloc interposer: the default "RuntimeInterposer" trait (ARC metrics) crashes on this toolchain.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    products: [
+        .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
+        .executable(name: "tether-sync-bench", targets: ["TetherSyncBench"]),
+        .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
     ],
     targets: [
         // Frame decoding throughput and allocations per frame against a copy+CRC floor (issue 2, item 8).
@@ -23,6 +33,48 @@ let package = Package(
             path: "Benchmarks/LinkCodec",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+
+        // Whole-system benchmarks: executables that print their figures, run in release by scripts/ (they do not
+        // use ordo-one/benchmark, so building one never builds it).
+        // Durable events/s with ACK-after-commit through GroupCommitter against raw sqlite3 inserts (docs/store.md).
+        .executableTarget(
+            name: "TetherStoreBench",
+            dependencies: [
+                .product(name: "TetherStore", package: "Tether"), .product(name: "LinkProtocol", package: "Tether"),
+                .product(name: "TetherPrimitives", package: "Tether"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Sources/tether-store-bench"
+        ),
+        // Drains queued commands to the reference server on loopback (SQLite and PostgreSQL) and measures the
+        // server's ingest with concurrent gateways (docs/sync.md).
+        .executableTarget(
+            name: "TetherSyncBench",
+            dependencies: [
+                .product(name: "TetherSync", package: "Tether"), .product(name: "TetherServer", package: "Tether"),
+                .product(name: "TetherSyncTesting", package: "Tether"), .product(name: "TetherStore", package: "Tether"),
+                .product(name: "SyncContract", package: "Tether"), .product(name: "LinkProtocol", package: "Tether"),
+                .product(name: "TetherPrimitives", package: "Tether"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Sources/tether-sync-bench"
+        ),
+        // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process): Tether
+        // over StartNotify and AcquireNotify against bleak, same stream, same run (docs/gateway.md).
+        .target(
+            name: "GatewayBenchmark",
+            dependencies: [
+                .product(name: "TetherGateway", package: "Tether"), .product(name: "BlueZ", package: "Tether"),
+                .product(name: "DBus", package: "Tether"), .product(name: "LinkProtocol", package: "Tether"),
+                .product(name: "TetherPrimitives", package: "Tether"),
+            ],
+            path: "Sources/GatewayBenchmark"
+        ),
+        .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"], path: "Sources/tether-gateway-bench"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -21,7 +21,9 @@ fi
 
 cd "$ROOT"
 swift build -c release --scratch-path "$SCRATCH" --product tether-sim >&2
-swift build -c release --scratch-path "$SCRATCH" --product tether-gateway-bench >&2
+# The benchmark itself lives in the Benchmarks/ package (its own scratch folder); tether-sim comes from this one.
+swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH-benchmarks" --product tether-gateway-bench >&2
 BIN="$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)"
-exec "$BIN/tether-gateway-bench" --simulator "$BIN/tether-sim" \
+BENCH_BIN="$(swift build -c release --package-path Benchmarks --scratch-path "$SCRATCH-benchmarks" --show-bin-path)"
+exec "$BENCH_BIN/tether-gateway-bench" --simulator "$BIN/tether-sim" \
     --bleak-python "$VENV/bin/python" --bleak-script "$ROOT/scripts/bench/bleak_receive.py" "$@"

@@ -1,5 +1,6 @@
 import ConnectionSupervisor
 import Testing
+import TetherPrimitives
 
 /// A manual clock in milliseconds.
 func ms(_ milliseconds: Int64) -> SupervisorInstant {

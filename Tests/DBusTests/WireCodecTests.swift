@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import DBus
+import TetherPrimitives
 
 /// The wire-protocol reader and writer against libdbus, the reference implementation: what one writes the other
 /// must read back identically, for every type. Bad bytes must be refused with `WireFormatError`, never trap.

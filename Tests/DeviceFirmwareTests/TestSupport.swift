@@ -1,5 +1,6 @@
 import LinkProtocol
 @testable import DeviceFirmware
+import TetherPrimitives
 
 /// 2026-11-01T08:00:00Z, the start of every simulated run.
 let simulationStart = LinkInstant(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)

@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkProtocol
+import TetherPrimitives
 
 @Suite("CRC-16/IBM-3740 (§4.3)")
 struct CRC16Tests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkProtocol
+import TetherPrimitives
 
 @Suite("Frame decoder: reassembly and resynchronisation (§3)")
 struct FrameDecoderTests {

@@ -1,4 +1,5 @@
 @testable import LinkProtocol
+import TetherPrimitives
 
 /// Drives one `LinkSession` by hand: builds device frames with correct sequence numbers, decodes the gateway's
 /// writes back into messages, and keeps every other action for assertions.

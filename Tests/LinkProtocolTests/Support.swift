@@ -1,4 +1,5 @@
 @testable import LinkProtocol
+import TetherPrimitives
 
 /// The CRC of §4.3 computed bit by bit, independent of the table-driven implementation under test.
 func referenceCRC(_ bytes: [UInt8]) -> UInt16 {

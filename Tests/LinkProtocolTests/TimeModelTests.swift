@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkProtocol
+import TetherPrimitives
 
 @Suite("Device clock model (§9)")
 struct TimeModelTests {

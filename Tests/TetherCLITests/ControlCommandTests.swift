@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import TetherControlClient
 import Testing
+import ControlContract
 
 /// The built `tether` against io.tether.Gateway1 as docs/control-api.md defines it, served by `ContractGateway` on a
 /// real private dbus-daemon: output, JSON and exit codes as a script or a technician sees them.

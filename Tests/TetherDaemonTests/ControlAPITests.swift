@@ -5,6 +5,7 @@ import LinkProtocol
 import Synchronization
 import Testing
 import TetherStore
+import TetherPrimitives
 
 /// io.tether.Gateway1 on a private bus, served by a real tetherd process whose devices are tether-sim's.
 @Suite(.serialized) struct ControlAPITests {

@@ -1,6 +1,7 @@
 import Testing
 import LinkProtocol
 @testable import TetherReplay
+import TetherPrimitives
 
 @Suite("Transcript text format")
 struct TranscriptFormatTests {

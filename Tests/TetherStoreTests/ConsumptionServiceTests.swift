@@ -4,6 +4,7 @@ import GRDB
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("ConsumptionService: events and their outbox commands, one transaction")
 struct ConsumptionServiceTests {

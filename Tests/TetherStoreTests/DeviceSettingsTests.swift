@@ -3,6 +3,7 @@ import Foundation
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("Device settings: desired vs reported, three-way merge, apply on connect")
 struct DeviceSettingsTests {

@@ -3,6 +3,7 @@ import GRDB
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("Migrations: from empty, from a populated first version, and v1 frozen")
 struct MigrationTests {

@@ -3,6 +3,7 @@ import GRDB
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("Outbox in batches: set-based claim, one-transaction settle, transactions across services")
 struct OutboxBatchTests {

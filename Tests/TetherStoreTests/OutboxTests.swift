@@ -3,6 +3,7 @@ import GRDB
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("Outbox: coalescing, order, leases, backoff, dead letters")
 struct OutboxTests {

@@ -2,6 +2,7 @@ import Foundation
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("Retention: only synced data is pruned, and pruned events stay duplicates")
 struct RetentionTests {

@@ -4,6 +4,7 @@ import GRDB
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("Storage limits: no ACK without storage, nothing unsynced deleted")
 struct StorageLimitTests {

@@ -2,6 +2,7 @@ import DeviceFirmware
 import Foundation
 import LinkProtocol
 @testable import TetherStore
+import TetherPrimitives
 
 /// 2026-11-01T08:00:00Z, the start of every simulated run.
 let simulationStart = LinkInstant(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)

@@ -2,6 +2,7 @@ import Foundation
 import LinkProtocol
 import Testing
 @testable import TetherStore
+import TetherPrimitives
 
 @Suite("UUIDv7")
 struct UUIDv7Tests {

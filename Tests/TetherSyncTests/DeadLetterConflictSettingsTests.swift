@@ -6,6 +6,7 @@ import TetherServer
 import TetherStore
 import TetherSync
 import TetherSyncTesting
+import TetherPrimitives
 
 @Suite("dead letters, conflicts and settings, end to end")
 struct DeadLetterConflictSettingsTests {

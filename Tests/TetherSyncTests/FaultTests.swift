@@ -6,6 +6,7 @@ import TetherServer
 import TetherStore
 import TetherSync
 import TetherSyncTesting
+import TetherPrimitives
 
 @Suite("failure classes: retry, back off, honour Retry-After, drain at once")
 struct FaultTests {

@@ -3,6 +3,7 @@ import LinkProtocol
 import SyncContract
 import Testing
 import TetherSync
+import TetherPrimitives
 
 @Suite("backoff, scheduling, clock skew: pure rules")
 struct SchedulingTests {

@@ -7,6 +7,7 @@ import TetherServer
 import TetherStore
 import TetherSync
 import TetherSyncTesting
+import TetherPrimitives
 
 @Suite("the sync service: triggers, one sync at a time, graceful stop", .serialized)
 struct ServiceTests {

@@ -10,6 +10,7 @@ import TetherServer
 import TetherStore
 import TetherSync
 import TetherSyncTesting
+import TetherPrimitives
 
 /// A gateway database and a real server, with the gateway's token. Skips loudly without PostgreSQL (fails when
 /// `TETHER_REQUIRE_POSTGRES=1`).

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import TetherControlClient
 import Synchronization
+import ControlContract
 
 /// A small in-test implementation of `io.tether.Gateway1` exactly as docs/control-api.md describes it, exported
 /// on a real private dbus-daemon. It is a legitimate peer for the CLI's parsing, exit codes and JSON; the

@@ -1,0 +1,94 @@
+import ControlContract
+import DBus
+
+/// io.tether.Gateway1 as a `DBusInterface`: names, signatures and handlers exactly as docs/control-api.md lists
+/// them. Arguments arrive already checked against the input signature by the object server.
+enum ControlInterface {
+    static let name = GatewayContract.interface
+    static let busName = GatewayContract.busName
+    static let path = GatewayContract.objectPath
+
+    static func make(_ control: GatewayControl, connection: DBusConnection) -> DBusInterface {
+        DBusInterface(
+            name: name,
+            methods: [
+                DBusMethod(GatewayMethod.getStatus.rawValue, outputs: [DBusArgument("status", "a{sv}")]) { _ in [try await control.getStatus()] },
+                DBusMethod(GatewayMethod.listDevices.rawValue, outputs: [DBusArgument("devices", "aa{sv}")]) { _ in [try await control.listDevices()] },
+                DBusMethod(GatewayMethod.getDevice.rawValue, inputs: [DBusArgument("device", "s")], outputs: [DBusArgument("device", "a{sv}")]) { call in
+                    [try await control.getDevice(try string(call, 0))]
+                },
+                DBusMethod(GatewayMethod.startScan.rawValue) { _ in
+                    try await control.startScan()
+                    return []
+                },
+                DBusMethod(GatewayMethod.stopScan.rawValue) { _ in
+                    try await control.stopScan()
+                    return []
+                },
+                DBusMethod(GatewayMethod.listScanResults.rawValue, outputs: [DBusArgument("results", "aa{sv}")]) { _ in [try await control.listScanResults()] },
+                DBusMethod(
+                    GatewayMethod.pair.rawValue, inputs: [DBusArgument("address", "s"), DBusArgument("prompt", "o")],
+                    outputs: [DBusArgument("device", "a{sv}")]
+                ) { call in
+                    guard let path = call.arguments[1].objectPathValue else { throw ControlError.invalidArgument("prompt must be an object path") }
+                    let prompt = PairingPromptClient(connection: connection, caller: call.sender, path: path)
+                    return [try await control.pair(address: try string(call, 0), prompt: prompt)]
+                },
+                DBusMethod(GatewayMethod.forget.rawValue, inputs: [DBusArgument("device", "s")]) { call in
+                    try await control.forget(try string(call, 0))
+                    return []
+                },
+                DBusMethod(GatewayMethod.getSettings.rawValue, inputs: [DBusArgument("serial", "s")], outputs: [DBusArgument("settings", "a{sv}")]) { call in
+                    [try control.getSettings(try string(call, 0))]
+                },
+                DBusMethod(
+                    GatewayMethod.setSettings.rawValue, inputs: [DBusArgument("serial", "s"), DBusArgument("desired", "a{sv}")],
+                    outputs: [DBusArgument("settings", "a{sv}")]
+                ) { call in
+                    guard let desired = call.arguments[1].variantDictionaryValue else {
+                        throw ControlError.invalidArgument("desired must be a{sv}")
+                    }
+                    return [try await control.setSettings(try string(call, 0), desired)]
+                },
+                DBusMethod(
+                    GatewayMethod.listOutbox.rawValue, inputs: [DBusArgument("status", "s"), DBusArgument("limit", "u")],
+                    outputs: [DBusArgument("commands", "aa{sv}")]
+                ) { call in
+                    [try control.listOutbox(status: try string(call, 0), limit: call.arguments[1].uint32Value ?? 0)]
+                },
+                DBusMethod(GatewayMethod.listDeadLetters.rawValue, inputs: [DBusArgument("limit", "u")], outputs: [DBusArgument("commands", "aa{sv}")]) { call in
+                    [try control.listDeadLetters(limit: call.arguments[0].uint32Value ?? 0)]
+                },
+                DBusMethod(GatewayMethod.retryDeadLetter.rawValue, inputs: [DBusArgument("id", "s")], outputs: [DBusArgument("count", "u")]) { call in
+                    [.uint32(try control.retryDeadLetter(try string(call, 0)))]
+                },
+                DBusMethod(GatewayMethod.discardDeadLetter.rawValue, inputs: [DBusArgument("id", "s")], outputs: [DBusArgument("count", "u")]) { call in
+                    [.uint32(try control.discardDeadLetter(try string(call, 0)))]
+                },
+                DBusMethod(GatewayMethod.listConflicts.rawValue, outputs: [DBusArgument("conflicts", "aa{sv}")]) { _ in [try control.listConflicts()] },
+                DBusMethod(
+                    GatewayMethod.resolveConflict.rawValue, inputs: [DBusArgument("serial", "s"), DBusArgument("key", "y"), DBusArgument("keep", "s")]
+                ) { call in
+                    guard let key = call.arguments[1].byteValue else { throw ControlError.invalidArgument("key must be a byte") }
+                    try await control.resolveConflict(serial: try string(call, 0), key: key, keep: try string(call, 2))
+                    return []
+                },
+                DBusMethod(GatewayMethod.syncNow.rawValue) { _ in
+                    try await control.syncNow()
+                    return []
+                },
+            ],
+            signals: [
+                DBusSignalDeclaration("DeviceChanged", arguments: [DBusArgument("device", "a{sv}")]),
+                DBusSignalDeclaration("ScanResult", arguments: [DBusArgument("result", "a{sv}")]),
+                DBusSignalDeclaration("SyncFinished", arguments: [DBusArgument("summary", "a{sv}")]),
+            ])
+    }
+
+    private static func string(_ call: DBusMethodCall, _ index: Int) throws(DBusError) -> String {
+        guard index < call.arguments.count, let value = call.arguments[index].stringValue else {
+            throw ControlError.invalidArgument("argument \(index + 1) of \(call.member) must be a string")
+        }
+        return value
+    }
+}

@@ -1,0 +1,200 @@
+import DBus
+import Foundation
+import LinkProtocol
+import Logging
+import ServiceLifecycle
+import UnixSignals
+import TetherGateway
+import TetherStore
+import TetherSync
+import TetherPrimitives
+
+/// tetherd: one `ServiceGroup` over the store services, the device sessions, sync, the control API and the
+/// metrics endpoint, with systemd's notify protocol around it.
+///
+/// Start order is the list order and shutdown the reverse (swift-service-lifecycle): the systemd service hears
+/// of the shutdown first (STOPPING=1), the control API then releases its name, sync and the device sessions stop
+/// (finishing commits, ACKing what was committed, disconnecting), and the store's background work stops last.
+public struct TetherDaemon: Sendable {
+    public struct Options: Sendable {
+        /// Signals that start a graceful shutdown; empty when the daemon runs inside a test process.
+        public var gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint]
+        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        /// Hears the metrics port actually bound (a test listens on port 0).
+        public var onMetricsListening: @Sendable (Int) -> Void = { _ in }
+        /// Hears the daemon ready (control API on the bus).
+        public var onReady: @Sendable () -> Void = {}
+        public var logHandler: (@Sendable (String, Logger.Level) -> any LogHandler)?
+        public init() {}
+    }
+
+    public let configuration: DaemonConfiguration
+    public let options: Options
+
+    public init(configuration: DaemonConfiguration, options: Options = Options()) {
+        self.configuration = configuration
+        self.options = options
+    }
+
+    public func makeLogger(_ label: String) -> Logger {
+        let level = configuration.log.level.loggerLevel
+        let factory = options.logHandler
+        return Logger(label: label) { label in
+            if let factory { return factory(label, level) }
+            return DaemonLogHandler(label: label, level: level, journald: options.environment["JOURNAL_STREAM"] != nil)
+        }
+    }
+
+    public func run() async throws {
+        let logger = makeLogger("tetherd")
+        let notifier = SystemdNotifier(environment: options.environment)
+        try? notifier.status("opening the database")
+
+        var databaseConfiguration = GatewayDatabase.Configuration()
+        databaseConfiguration.limits = StorageLimits(
+            maximumDatabaseBytes: configuration.storage.maximumDatabaseBytes,
+            minimumFreeDiskBytes: configuration.storage.minimumFreeDiskBytes)
+        let database: GatewayDatabase
+        do {
+            database = try GatewayDatabase(path: configuration.gateway.database, configuration: databaseConfiguration)
+        } catch {
+            throw DaemonError("cannot open the database \(configuration.gateway.database): \(error)")
+        }
+        let storeLogger = makeLogger("tetherd.store")
+        let consumption = ConsumptionService(database: database)
+        let committer = GroupCommitter(service: consumption, onStatusChange: { status in
+            switch status {
+            case .accepting: storeLogger.notice("storage accepts new data again")
+            case .refusing(let error): storeLogger.error("storage refuses new data; devices keep their events", metadata: ["reason": "\(error)"])
+            }
+        })
+        let store = StoreQueries(database: database, committer: committer, consumption: consumption)
+        let state = DaemonState(startedAt: WallClock.now().nanoseconds, adapter: configuration.bluetooth.adapter)
+        let metrics = DaemonMetrics()
+        let health = HealthState()
+        let hub = SignalHub()
+
+        var services: [any Service] = [
+            CheckpointService(database: database, interval: configuration.storage.checkpointInterval, logger: storeLogger),
+            RetentionService(
+                retention: Retention(database: database, policy: RetentionPolicy(keepSynced: configuration.storage.retention)),
+                interval: configuration.storage.retentionInterval, clock: WallClock.now, logger: storeLogger),
+            StoreSampler(store: store, metrics: metrics, health: health, interval: .seconds(5), logger: storeLogger, notifier: notifier),
+        ]
+
+        // The device sessions: BlueZ on the configured bus, events through the daemon's one group committer.
+        let bluezConnection: DBusConnection
+        do {
+            bluezConnection = try await DBusConnection.connect(to: Self.busAddress(configuration.bluetooth.bus))
+        } catch {
+            throw DaemonError("cannot connect to the bus BlueZ is on (\(configuration.bluetooth.bus)): \(error)")
+        }
+        // StartNotify streams go through a wire-protocol connection (a third of the CPU per notification); if that
+        // cannot connect (an address it does not speak), libdbus carries them as well.
+        let notifications: DBusWireConnection?
+        do {
+            notifications = try await DBusWireConnection.connect(to: Self.busAddress(configuration.bluetooth.bus))
+        } catch {
+            logger.warning("StartNotify streams fall back to libdbus: \(error)")
+            notifications = nil
+        }
+        let gateway = Gateway(
+            connection: bluezConnection, notifications: notifications,
+            storage: GatewayStorage(database: database, committer: committer),
+            configuration: gatewayConfiguration(ackLatency: AckLatencyRecorder(metrics: metrics)))
+        services.append(GatewayService(gateway: gateway, connection: bluezConnection, notifications: notifications))
+
+        // Sync, when a backend is configured.
+        var sync: SyncService<ContinuousClock>?
+        if let serverURL = configuration.sync.serverURL {
+            if let problem = SecretFileCheck.problem(at: configuration.sync.tokenFile) {
+                throw DaemonError("sync.token_file: \(problem)")
+            }
+            do {
+                var syncConfiguration = SyncConfiguration(
+                    baseURL: serverURL.absoluteString, token: try BearerToken(contentsOfFile: configuration.sync.tokenFile))
+                syncConfiguration.caCertificatePath = configuration.sync.caFile
+                syncConfiguration.interval = configuration.sync.interval
+                let syncLogger = makeLogger("tetherd.sync")
+                let engine = try SyncEngine(database: database, configuration: syncConfiguration, logger: syncLogger)
+                sync = SyncService(engine: engine, logger: syncLogger)
+            } catch {
+                throw DaemonError("cannot set up sync with \(serverURL.host ?? serverURL.absoluteString): \(error)")
+            }
+        }
+        if let sync { services.append(sync) }
+        services.append(GatewayObserver(gateway: gateway, sync: sync, hub: hub, metrics: metrics, logger: makeLogger("tetherd.gateway")))
+
+        let controlLogger = makeLogger("tetherd.control")
+        let onReady = options.onReady
+        let control = GatewayControl(store: store, state: state, gateway: gateway, sync: sync, logger: controlLogger)
+        services.append(ControlService(
+            bus: Self.busAddress(configuration.control.bus), health: health, logger: controlLogger,
+            makeControl: { _ in control },
+            onReady: { _, signals in
+                hub.attach(signals)
+                do { try notifier.ready(status: "running") } catch { logger.warning("cannot tell systemd we are ready: \(error)") }
+                logger.notice("tetherd ready", metadata: ["version": "\(GatewayControl.version)"])
+                onReady()
+            },
+            onStop: { hub.attach(nil) }))
+        if configuration.metrics.enabled {
+            services.append(MetricsEndpoint(
+                address: configuration.metrics.listen, metrics: metrics, health: health, logger: makeLogger("tetherd.metrics"),
+                onListening: options.onMetricsListening))
+        }
+        services.append(SystemdService(notifier: notifier, logger: logger) { health.verdict.healthy })
+
+        logger.info("starting", metadata: [
+            "database": "\(configuration.gateway.database)", "adapter": "\(configuration.bluetooth.adapter)",
+            "sync": "\(configuration.sync.serverURL.map { $0.host ?? "?" } ?? "off")",
+        ])
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+            gracefulShutdownSignals: options.gracefulShutdownSignals,
+            logger: makeLogger("tetherd.lifecycle")))
+        try await group.run()
+        let statistics = committer.statistics
+        logger.notice("stopped", metadata: [
+            "transactions": "\(statistics.transactions)", "batches_committed": "\(statistics.batchesCommitted)",
+        ])
+    }
+}
+
+extension TetherDaemon {
+    static func busAddress(_ bus: DaemonConfiguration.Bus) -> DBusBusAddress {
+        switch bus {
+        case .system: .system
+        case .address(let address): .address(address)
+        }
+    }
+
+    /// The gateway's tunables from `[bluetooth]`.
+    func gatewayConfiguration(ackLatency: AckLatencyRecorder) -> GatewayConfiguration {
+        var gateway = GatewayConfiguration()
+        gateway.adapter = DBusObjectPath("/org/bluez/\(configuration.bluetooth.adapter)")
+        gateway.supervisor.slotBudget = configuration.bluetooth.maximumConnections
+        gateway.supervisor.backoffBase = configuration.bluetooth.backoffInitial
+        gateway.supervisor.backoffCap = configuration.bluetooth.backoffMaximum
+        configuration.bluetooth.notifyMethod.apply(to: &gateway)
+        gateway.trace = { ackLatency.record($0) }
+        return gateway
+    }
+}
+
+extension DaemonConfiguration.NotifyMethod {
+    /// `[bluetooth] notify_method` as the gateway's subscription rules:
+    /// - `auto`: AcquireNotify, and StartNotify for a device whose AcquireNotify BlueZ refuses (remembered).
+    /// - `acquire-notify`: AcquireNotify only; a refusal is the device's error and the supervisor retries.
+    /// - `start-notify`: StartNotify only (Value PropertiesChanged over D-Bus).
+    func apply(to gateway: inout GatewayConfiguration) {
+        switch self {
+        case .auto:
+            gateway.notifyPreference = .acquireFirst
+        case .acquireNotify:
+            gateway.notifyPreference = .acquireOnly
+        case .startNotify:
+            gateway.notifyPreference = .startNotifyOnly
+        }
+    }
+}

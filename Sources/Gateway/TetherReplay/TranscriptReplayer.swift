@@ -1,0 +1,198 @@
+import LinkProtocol
+import DeviceFirmware
+import TetherPrimitives
+
+/// Drives a transcript's device-to-gateway values through a real `LinkSession` at their recorded times, with
+/// the recording's store latency and the session's own timers, and reports the outcome.
+///
+/// The replay is open-loop: the device bytes are fixed, the gateway's answers are recomputed. A codec or session
+/// change that treats an old firmware's bytes differently changes the outcome, and the fixtures' expected files
+/// catch it.
+public struct TranscriptReplayer {
+    /// Extra durable storage a replay writes through (a real database for `tether replay --db`). It returns
+    /// `false` when it could not store the batch, which the session hears as `storageFull` (§8.10).
+    public typealias Sink = (PersistBatch) -> Bool
+
+    public let transcript: Transcript
+    public let name: String
+    public var configuration = LinkSessionConfiguration()
+
+    public init(transcript: Transcript, name: String) {
+        self.transcript = transcript
+        self.name = name
+    }
+
+    public func replay(sink: Sink? = nil) -> ReplayOutcome {
+        var run = Run(transcript: transcript, outcome: ReplayOutcome(transcript: name, firmware: transcript.firmware), session: LinkSession(configuration: configuration), sink: sink)
+        run.execute()
+        return run.finish()
+    }
+
+    private struct Run {
+        let transcript: Transcript
+        var outcome: ReplayOutcome
+        var session: LinkSession
+        let sink: Sink?
+        var store = MemoryEventStore()
+        var now: LinkInstant
+        var nextEntry = 0
+        var persists: [(at: LinkInstant, batch: PersistBatch)] = []
+        var timers: [LinkTimer: LinkInstant] = [:]
+        var storageFullUntil: LinkInstant?
+
+        init(transcript: Transcript, outcome: ReplayOutcome, session: LinkSession, sink: Sink?) {
+            self.transcript = transcript
+            self.outcome = outcome
+            self.session = session
+            self.sink = sink
+            self.now = transcript.start
+        }
+
+        private enum Due { case entry, persist, timer(LinkTimer) }
+
+        /// Same-instant order: recorded values first, then store completions, then timers (as in LinkPair).
+        private func nextDue() -> (LinkInstant, Due)? {
+            var best: (LinkInstant, Int, Due)?
+            func consider(_ at: LinkInstant, _ rank: Int, _ due: Due) {
+                guard at <= transcript.end else { return }
+                if let current = best, (current.0, current.1) <= (at, rank) { return }
+                best = (at, rank, due)
+            }
+            if nextEntry < transcript.entries.count { consider(transcript.entries[nextEntry].at, 0, .entry) }
+            if let first = persists.first { consider(first.at, 1, .persist) }
+            for (rank, timer) in LinkTimer.allCases.enumerated() {
+                if let at = timers[timer] { consider(at, 2 + rank, .timer(timer)) }
+            }
+            return best.map { ($0.0, $0.2) }
+        }
+
+        mutating func execute() {
+            while let (at, due) = nextDue() {
+                now = max(now, at)
+                switch due {
+                case .entry:
+                    let entry = transcript.entries[nextEntry]
+                    nextEntry += 1
+                    switch entry.event {
+                    case .connected(let mtu):
+                        outcome.connections += 1
+                        apply(session.connected(mtu: mtu, at: now))
+                    case .disconnected:
+                        apply(session.disconnected(at: now))
+                    case .deviceToGateway(let bytes):
+                        apply(session.received(bytes, at: now))
+                    case .gatewayToDevice:
+                        break  // what the recording's gateway sent; this replay computes its own
+                    case .storageFull(let duration):
+                        storageFullUntil = now.advanced(by: duration)
+                    }
+                case .persist:
+                    let (_, batch) = persists.removeFirst()
+                    if let until = storageFullUntil, until > now {
+                        apply(session.persistFailed(batch.id, reason: .storageFull, at: now))
+                    } else if let sink, !sink(batch) {
+                        apply(session.persistFailed(batch.id, reason: .storageFull, at: now))
+                    } else {
+                        store.apply(batch)
+                        apply(session.persisted(batch.id, at: now))
+                    }
+                case .timer(let timer):
+                    timers[timer] = nil
+                    apply(session.timerFired(timer, at: now))
+                }
+            }
+        }
+
+        private func relative(_ instant: LinkInstant) -> String {
+            let micros = (instant.nanoseconds - transcript.start.nanoseconds) / 1000
+            let fraction = String(micros % 1_000_000)
+            return "\(micros / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+        }
+
+        private mutating func apply(_ actions: [LinkAction]) {
+            for action in actions {
+                switch action {
+                case .write(let bytes):
+                    recordNacksSent(in: bytes)
+                case .persist(let batch):
+                    persists.append((now.advanced(by: transcript.storeLatency), batch))
+                case .armTimer(let timer, let at):
+                    timers[timer] = at
+                case .cancelTimer(let timer):
+                    timers[timer] = nil
+                case .disconnect(let reason):
+                    outcome.gatewayDisconnects.append(reason.description)
+                case .report(let report):
+                    record(report)
+                }
+            }
+        }
+
+        /// The session reports ACKs; NACKs it sends are read back from its writes so the outcome shows exactly
+        /// what went on the wire.
+        private mutating func recordNacksSent(in bytes: [UInt8]) {
+            var decoder = FrameDecoder()
+            decoder.append(bytes)
+            while let frame = try? decoder.decode() {
+                if case .nack(let nack)? = try? LinkMessage(frame: frame) {
+                    outcome.nacksSent.append(.init(at: relative(now), sequence: Int(nack.sequence.rawValue), reason: nack.reason.description))
+                }
+            }
+        }
+
+        private mutating func record(_ report: LinkReport) {
+            switch report {
+            case .negotiated(let version, let info):
+                outcome.device = .init(serial: info.serial, firmware: info.firmware.description, hardwareRevision: Int(info.hardwareRevision), bootCounter: Int(info.bootCounter), negotiatedVersion: Int(version))
+            case .rebootDetected(_, let previous, let boot):
+                outcome.reboots.append(.init(at: relative(now), previousBoot: previous.map(Int.init), boot: Int(boot)))
+            case .identityChanged:
+                break
+            case .rejected(let error, _):
+                outcome.rejected.append(.init(at: relative(now), code: "\(error.code)", sequence: error.sequence.map { Int($0.rawValue) }, reason: error.reason))
+            case .nackReceived(let nack):
+                outcome.nacksReceived.append(.init(at: relative(now), sequence: Int(nack.sequence.rawValue), reason: nack.reason.description))
+            case .acknowledged:
+                outcome.acksSent += 1
+            case .duplicate:
+                outcome.duplicateEvents += 1
+            case .repeatedFrame:
+                outcome.repeatedFrames += 1
+            case .anchorAdded:
+                break  // taken from the store at the end, with the store's view of the clock
+            case .timeSyncLost:
+                outcome.timeSyncLost += 1
+            case .storageRefused(let frames):
+                outcome.storageRefusals += frames
+            case .bufferOverrun, .desiredConfigRefused:
+                break
+            }
+        }
+
+        mutating func finish() -> ReplayOutcome {
+            outcome.events = store.events.values.map(\.hit).sorted { ($0.key.bootCounter, $0.key.sequence) < ($1.key.bootCounter, $1.key.sequence) }.map { hit in
+                ReplayOutcome.Event(
+                    boot: Int(hit.key.bootCounter), sequence: hit.key.sequence, ticks: hit.ticks,
+                    utc: hit.time.map { UTCFormat.iso8601(LinkInstant(nanoseconds: $0.utcNanoseconds)) },
+                    uncertaintyMilliseconds: hit.time.map { ReplayOutcome.milliseconds($0.uncertaintyNanoseconds) },
+                    durationMilliseconds: Int(hit.durationMilliseconds), intensity: Int(hit.intensity))
+            }
+            outcome.anchors = store.anchors.map { anchor in
+                ReplayOutcome.Anchor(
+                    boot: Int(anchor.bootCounter), deviceMilliseconds: Double(anchor.deviceMicroseconds) / 1000,
+                    utc: UTCFormat.iso8601(LinkInstant(nanoseconds: anchor.gatewayNanoseconds)),
+                    uncertaintyMilliseconds: ReplayOutcome.milliseconds(anchor.uncertaintyNanoseconds),
+                    roundTripMilliseconds: ReplayOutcome.milliseconds(anchor.roundTripNanoseconds))
+            }
+            if let battery = store.battery {
+                outcome.battery = "\(battery.percent)% \(battery.millivolts) mV\(battery.isCharging ? " charging" : "")"
+            }
+            outcome.reportedConfigVersion = store.reportedConfig.map { Int($0.version) }
+            outcome.reportedSettings = store.reportedConfig?.settings
+            outcome.sleeps = store.sleeps.map { notice in
+                "\(notice.reason)" + (notice.wakeAfterSeconds.map { ", wake after \($0) s" } ?? "")
+            }
+            return outcome
+        }
+    }
+}

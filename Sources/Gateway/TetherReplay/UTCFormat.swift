@@ -1,0 +1,88 @@
+import LinkProtocol
+import TetherPrimitives
+
+/// ISO 8601 UTC times without Foundation: civil-date arithmetic (H. Hinnant, "chrono-compatible low-level date
+/// algorithms"), so output is identical on every platform and locale.
+public enum UTCFormat {
+    /// `2026-11-01T08:00:00.123Z` with `fractionalDigits` (0, 3, 6 or 9) digits of the second.
+    public static func iso8601(_ instant: LinkInstant, fractionalDigits: Int = 3) -> String {
+        let nanoseconds = instant.nanoseconds
+        var seconds = nanoseconds / 1_000_000_000
+        var fraction = nanoseconds % 1_000_000_000
+        if fraction < 0 {
+            fraction += 1_000_000_000
+            seconds -= 1
+        }
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 {
+            secondOfDay += 86_400
+            days -= 1
+        }
+        let (year, month, day) = civil(fromDays: days)
+        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        if fractionalDigits > 0 {
+            let digits = min(fractionalDigits, 9)
+            var scaled = fraction
+            for _ in 0..<(9 - digits) { scaled /= 10 }
+            text += "." + pad(scaled, digits)
+        }
+        return text + "Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`.
+    public static func parseISO8601(_ text: String) -> LinkInstant? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+            bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
+        else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for index in range {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else { return nil }
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+            let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var nanos: Int64 = 0
+        if bytes.count > 20 {
+            guard bytes[19] == UInt8(ascii: "."), bytes.count - 21 <= 9, bytes.count - 21 >= 1, let fraction = number(20..<(bytes.count - 1)) else { return nil }
+            nanos = fraction
+            for _ in 0..<(9 - (bytes.count - 21)) { nanos *= 10 }
+        } else if bytes.count != 20 {
+            return nil
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        return LinkInstant(nanoseconds: ((days * 86_400) + hour * 3600 + minute * 60 + second) * 1_000_000_000 + nanos)
+    }
+
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func pad(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+}

@@ -1,8 +1,0 @@
-import TetherVMCentral
-
-@main
-struct Entrypoint {
-    static func main() async {
-        await CentralCommand.main()
-    }
-}
