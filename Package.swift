@@ -226,6 +226,7 @@ let testSupport: [Target] = [
 ]
 
 let tests: [Target] = [
+    .testTarget(name: "TetherPrimitivesTests", dependencies: ["TetherPrimitives"]),
     .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "TetherPrimitives"]),
     .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor", "TetherPrimitives"]),
     .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol", "TetherPrimitives"]),

@@ -21,6 +21,8 @@ struct BlueZHarness {
     static let tx: DBusObjectPath = "/org/bluez/hci0/dev_C0_54_45_00_00_01/service0010/char0013"
     static let alertLevel: DBusObjectPath = "/org/bluez/hci0/dev_C0_54_45_00_00_01/service0030/char0031"
     static let txUUID = "54455448-0003-4c1e-8e5a-7a3d2f1b0c00"
+    static let rxUUID = "54455448-0002-4c1e-8e5a-7a3d2f1b0c00"
+    static let serviceUUID = "54455448-0001-4c1e-8e5a-7a3d2f1b0c00"
 
     /// Link protocol §7.1: HELLO versions 1…2, window 16, as the gateway sends it.
     static let hello = LinkMessage.hello(Hello(versions: 1...2, window: 16)).frame(

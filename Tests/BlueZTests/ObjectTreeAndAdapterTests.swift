@@ -43,8 +43,18 @@ struct ObjectTreeTests {
                 $0 == .deviceChanged(
                     BlueZHarness.firstDevice, changed: ["ServicesResolved": .bool(true)], invalidated: [])
             }
-            #expect(await tree.characteristic(uuid: BlueZHarness.txUUID.uppercased(), of: BlueZHarness.firstDevice)
-                == BlueZHarness.tx)
+            #expect(
+                await tree.characteristic(
+                    uuid: BlueZHarness.txUUID.uppercased(), inService: BlueZHarness.serviceUUID, of: BlueZHarness.firstDevice)
+                    == BlueZHarness.tx)
+            // Scoped to its service: TX is not found in the Device Information Service (0x180A).
+            #expect(await tree.characteristic(uuid: BlueZHarness.txUUID, inService: "180A", of: BlueZHarness.firstDevice) == nil)
+            let services = await tree.services(of: BlueZHarness.firstDevice)
+            let tether = try #require(services.first { $0.uuid == BlueZHarness.serviceUUID })
+            #expect(tether.characteristics.map(\.uuid) == [BlueZHarness.rxUUID, BlueZHarness.txUUID])
+            #expect(tether.characteristic(BlueZHarness.txUUID)?.flags == ["notify"])
+            #expect(tether.characteristic(BlueZHarness.txUUID)?.canSubscribe == true)
+            #expect(services.contains { $0.assignedNumber == 0x180A })
 
             // RemoveDevice: the device and its GATT objects leave the mirror.
             try await harness.adapter.removeDevice(BlueZHarness.firstDevice)

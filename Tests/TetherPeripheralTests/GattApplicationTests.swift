@@ -59,7 +59,7 @@ struct GattApplicationTests {
                 objects[path] = interfaces
             }
             let service = try #require(objects[rig.application.servicePath]?["org.bluez.GattService1"])
-            #expect(service["UUID"] == .string(TetherGatt.service))
+            #expect(service["UUID"] == .string(TetherGATT.service))
             #expect(service["Primary"] == .bool(true))
             let rx = try #require(objects[rig.application.rxPath]?["org.bluez.GattCharacteristic1"])
             let tx = try #require(objects[rig.application.txPath]?["org.bluez.GattCharacteristic1"])

@@ -54,13 +54,16 @@ public actor BlueZObjectTree {
         objects.compactMapValues { $0[BlueZInterfaceName.device] }
     }
 
-    /// The characteristic with `uuid` (case-insensitive) below `device`, if exported.
-    public func characteristic(uuid: String, of device: DBusObjectPath) -> DBusObjectPath? {
-        let wanted = uuid.lowercased()
-        return objects.keys.sorted().first { path in
-            device.isAncestor(of: path)
-                && objects[path]?[BlueZInterfaceName.gattCharacteristic]?["UUID"]?.stringValue?.lowercased() == wanted
-        }
+    /// The GATT services BlueZ exports below `device` (after ServicesResolved), with their characteristics.
+    public func services(of device: DBusObjectPath) -> [GattService] {
+        GattService.services(of: device, in: objects)
+    }
+
+    /// The characteristic `uuid` of the service `service` below `device`, if exported. Lookups are always scoped to a
+    /// service: a characteristic UUID may appear in several (RACP 0x2A52 in Glucose and in CGM).
+    public func characteristic(uuid: String, inService service: String, of device: DBusObjectPath) -> DBusObjectPath? {
+        guard let wantedService = GattUUID.normalized(service) else { return nil }
+        return services(of: device).first { $0.uuid == wantedService }?.characteristic(uuid)?.path
     }
 
     /// The unique name whose signals are applied.

@@ -1,3 +1,4 @@
+import LinkProtocol
 import BlueZ
 import DBus
 
@@ -74,8 +75,8 @@ struct DeviceLink: Sendable {
     {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let tx = await tree.characteristic(uuid: TetherGATT.tx, of: device),
-                let rx = await tree.characteristic(uuid: TetherGATT.rx, of: device)
+            if let tx = await tree.characteristic(uuid: TetherGATT.tx, inService: TetherGATT.service, of: device),
+                let rx = await tree.characteristic(uuid: TetherGATT.rx, inService: TetherGATT.service, of: device)
             {
                 return (tx, rx)
             }

@@ -1,3 +1,4 @@
+import LinkProtocol
 import DBus
 import Foundation
 
@@ -30,9 +31,9 @@ struct SimulatedGattService: Sendable {
 
 /// The GATT database of a simulated Tether device (handles fixed, like a real firmware build).
 enum TetherGattLayout {
-    static let tetherService = "54455448-0001-4c1e-8e5a-7a3d2f1b0c00"
-    static let rxCharacteristic = "54455448-0002-4c1e-8e5a-7a3d2f1b0c00"
-    static let txCharacteristic = "54455448-0003-4c1e-8e5a-7a3d2f1b0c00"
+    static let tetherService = TetherGATT.service
+    static let rxCharacteristic = TetherGATT.rx
+    static let txCharacteristic = TetherGATT.tx
     static let deviceInformationService = "0000180a-0000-1000-8000-00805f9b34fb"
     static let linkLossService = "00001803-0000-1000-8000-00805f9b34fb"
     static let cccd = "00002902-0000-1000-8000-00805f9b34fb"

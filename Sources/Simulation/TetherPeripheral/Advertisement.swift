@@ -1,3 +1,4 @@
+import LinkProtocol
 import DBus
 
 /// An `org.bluez.LEAdvertisement1` object (doc/advertising-api.txt): a connectable ("peripheral") advertisement
@@ -20,7 +21,7 @@ struct Advertisement: Sendable {
                 ],
                 properties: [
                     DBusProperty("Type", signature: "s") { .string("peripheral") },
-                    DBusProperty("ServiceUUIDs", signature: "as") { .strings([TetherGatt.service]) },
+                    DBusProperty("ServiceUUIDs", signature: "as") { .strings([TetherGATT.service]) },
                     DBusProperty("LocalName", signature: "s") { .string(localName) },
                 ])
         ], at: path)

@@ -1,3 +1,4 @@
+import LinkProtocol
 import DBus
 import Foundation
 
@@ -25,7 +26,7 @@ struct GattApplication: Sendable {
             DBusInterface(
                 name: BlueZName.gattService,
                 properties: [
-                    DBusProperty("UUID", signature: "s") { .string(TetherGatt.service) },
+                    DBusProperty("UUID", signature: "s") { .string(TetherGATT.service) },
                     DBusProperty("Primary", signature: "b") { .bool(true) },
                 ])
         ], at: servicePath)
@@ -63,7 +64,7 @@ struct GattApplication: Sendable {
                 },
             ],
             properties: [
-                DBusProperty("UUID", signature: "s") { .string(TetherGatt.rx) },
+                DBusProperty("UUID", signature: "s") { .string(TetherGATT.rx) },
                 DBusProperty("Service", signature: "o") { .objectPath(servicePath) },
                 DBusProperty("Flags", signature: "as") { .strings(flags) },
                 DBusProperty("WriteAcquired", signature: "b") { .bool(await link.isWriteAcquired) },
@@ -91,7 +92,7 @@ struct GattApplication: Sendable {
                 },
             ],
             properties: [
-                DBusProperty("UUID", signature: "s") { .string(TetherGatt.tx) },
+                DBusProperty("UUID", signature: "s") { .string(TetherGATT.tx) },
                 DBusProperty("Service", signature: "o") { .objectPath(servicePath) },
                 DBusProperty("Flags", signature: "as") { .strings(flags) },
                 DBusProperty("Notifying", signature: "b") { .bool(await link.isNotifying) },

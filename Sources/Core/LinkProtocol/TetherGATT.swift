@@ -1,4 +1,5 @@
-/// Tether's GATT service (link protocol §2).
+/// Tether's GATT service (docs/link-protocol.md §2): the one place its UUIDs are spelled. The gateway looks them up,
+/// tether-sim and tether-peripheral offer them.
 public enum TetherGATT {
     public static let service = "54455448-0001-4c1e-8e5a-7a3d2f1b0c00"
     /// RX, gateway → device: write without response (§2.1).

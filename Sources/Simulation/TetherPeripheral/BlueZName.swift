@@ -1,12 +1,3 @@
-/// Link protocol §2: the UUIDs of Tether's GATT service, as a device exposes them.
-public enum TetherGatt {
-    public static let service = "54455448-0001-4c1e-8e5a-7a3d2f1b0c00"
-    /// RX, gateway → device: write without response (§2.1).
-    public static let rx = "54455448-0002-4c1e-8e5a-7a3d2f1b0c00"
-    /// TX, device → gateway: notify.
-    public static let tx = "54455448-0003-4c1e-8e5a-7a3d2f1b0c00"
-}
-
 /// BlueZ's interface names for the peripheral role (doc/gatt-api.txt, doc/advertising-api.txt, doc/agent-api.txt).
 enum BlueZName {
     static let service = "org.bluez"
