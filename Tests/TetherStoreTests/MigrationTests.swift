@@ -7,7 +7,7 @@ import TetherPrimitives
 
 @Suite("Migrations: from empty, from a populated first version, and v1 frozen")
 struct MigrationTests {
-    static let tables = ["boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "outboxCommand", "syncCursor", "timeAnchor"]
+    static let tables = ["boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "outboxCommand", "peripheral", "syncCursor", "timeAnchor"]
 
     /// The schema text of a database migrated up to `migration`, in a stable order.
     static func schema(upTo migration: String) throws -> String {
@@ -27,7 +27,7 @@ struct MigrationTests {
     }
 
     /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base"]
+    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -104,6 +104,7 @@ struct MigrationTests {
                 try db.execute(sql: """
                     INSERT INTO device (id, serial, address, hardwareRevision, firmwareVersion, protocolVersion, capabilities, latestBoot, pairingState, firstSeenAt, lastSeenAt)
                     VALUES (1, 'OLD-1', 'AA:00:00:00:00:01', 3, '1.4.2', 1, 11, 4, 'paired', 1793520000000000000, 1793520060000000000);
+                    INSERT INTO device (id, serial, address, firstSeenAt, lastSeenAt) VALUES (2, 'OLD-2', NULL, 1793520100000000000, 1793520100000000000);
                     INSERT INTO boot (deviceId, bootCounter, firstSeenAt) VALUES (1, 4, 1793520000000000000);
                     INSERT INTO timeAnchor (deviceId, bootCounter, deviceMicroseconds, gatewayNanoseconds, uncertaintyNanoseconds, roundTripNanoseconds)
                     VALUES (1, 4, 5000000, 1793520005000000000, 3000000, 6000000);
@@ -133,6 +134,14 @@ struct MigrationTests {
         var random = SplitMix64(seed: 1)
         let claimed = try Outbox(database: database).claim(limit: 10, now: LinkInstant(nanoseconds: 1793520010000000000), using: &random)
         #expect(claimed.map(\.command.entityId) == ["OLD-1/4/1"])
+        // v4: every device row has its peripheral row, linked, with a gateway-assigned uid; one without an address too.
+        let peripherals = try PeripheralRegistry(database: database).peripherals()
+        #expect(peripherals.map(\.linkDeviceId) == [1, 2])
+        #expect(peripherals.map(\.identityAddress) == ["AA:00:00:00:00:01", nil])
+        #expect(peripherals.allSatisfy { $0.kinds == [.tetherLink] && $0.uid.count == 36 })
+        #expect(Set(peripherals.map(\.uid)).count == 2)
+        #expect(peripherals.map(\.firstSeenAt) == [1793520000000000000, 1793520100000000000])
+        #expect(peripherals[0].lastSeenAt == 1793520060000000000)
         // And it keeps working: a duplicate is recognised, a new event stored.
         let outcome = try store([.hit(hit("OLD-1", boot: 4, sequence: 1)), .hit(hit("OLD-1", boot: 4, sequence: 2))], in: service)
         #expect(outcome.duplicateEvents.map(\.sequence) == [1])

@@ -21,13 +21,18 @@ public struct DeviceRegistry: Sendable {
         try database.read { db in try DeviceRecord.order(DeviceRecord.Columns.serial).fetchAll(db) }
     }
 
-    /// Links a BLE address to the serial a device announced on it. An address belongs to one device at a time:
-    /// a previous holder loses it.
+    /// Links a BLE address to the serial a device announced on it, in `device` and in the peripheral registry. An
+    /// address belongs to one device at a time: a previous holder loses it.
     public func recordAddress(_ address: String, serial: String, at now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) {
         let seed = random.next()
+        let peripheralSeed = random.next()
         try database.write { db in
             var context = WriteContext(now: now, seed: seed)
             var device = try context.device(db, serial: serial)
+            if let deviceId = device.id {
+                var random = SplitMix64(seed: peripheralSeed)
+                try PeripheralRegistry.linkTetherDevice(db, deviceId: deviceId, identityAddress: address, at: now, using: &random)
+            }
             guard device.address != address else { return }
             try db.execute(sql: "UPDATE device SET address = NULL WHERE address = ? AND serial <> ?", arguments: [address, serial])
             device.address = address

@@ -12,6 +12,7 @@ enum Migrations {
         migrator.registerMigration("v1", migrate: v1)
         migrator.registerMigration("v2-outbox-ready-index", migrate: v2OutboxReadyIndex)
         migrator.registerMigration("v3-settings-server-base", migrate: v3SettingsServerBase)
+        migrator.registerMigration("v4-peripheral-registry", migrate: v4PeripheralRegistry)
         return migrator
     }
 
@@ -165,5 +166,46 @@ enum Migrations {
             ALTER TABLE deviceSettings ADD COLUMN serverVersion INTEGER CHECK (serverVersion >= 0);
             ALTER TABLE deviceSettings ADD COLUMN serverSettings TEXT CHECK (serverSettings IS NULL OR json_valid(serverSettings));
             """)
+    }
+
+    /// Issue 12 ("Device identity"): a registry row per BLE peripheral, whatever kind of device it is. `device`
+    /// stays the Tether link device's own record (serial, boots, anchors, settings), linked 1:1 by `linkDeviceId`;
+    /// a standard health or SMP device has a peripheral row and no `device` row. `uid` is the gateway-assigned id
+    /// (UUIDv7) other records and the backend name it by; `identityAddress` is BlueZ's address for the bonded device
+    /// (its identity address once bonding resolved a private one). The Device Information Service (0x180A) fields
+    /// are what a device says about itself. Every existing `device` row gets its peripheral row here.
+    private static func v4PeripheralRegistry(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE peripheral (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                uid TEXT NOT NULL UNIQUE CHECK (length(uid) = 36),
+                identityAddress TEXT UNIQUE CHECK (identityAddress IS NULL OR length(identityAddress) = 17),
+                kinds TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(kinds) AND json_type(kinds) = 'array'),
+                unsupportedServices TEXT CHECK (unsupportedServices IS NULL OR (json_valid(unsupportedServices) AND json_type(unsupportedServices) = 'array')),
+                linkDeviceId INTEGER UNIQUE REFERENCES device(id),
+                manufacturerName TEXT,
+                modelNumber TEXT,
+                serialNumber TEXT,
+                hardwareRevision TEXT,
+                firmwareRevision TEXT,
+                softwareRevision TEXT,
+                systemId TEXT CHECK (systemId IS NULL OR length(systemId) = 16),
+                firstSeenAt INTEGER NOT NULL,
+                lastSeenAt INTEGER NOT NULL CHECK (lastSeenAt >= firstSeenAt),
+                CHECK (identityAddress IS NOT NULL OR linkDeviceId IS NOT NULL)
+            ) STRICT;
+            """)
+        var random = SystemRandomNumberGenerator()
+        let devices = try Row.fetchAll(db, sql: "SELECT id, address, firstSeenAt, lastSeenAt FROM device ORDER BY id")
+        for device in devices {
+            let firstSeenAt: Int64 = device["firstSeenAt"]
+            let uid = UUIDv7.lowercaseString(UUIDv7.make(unixMilliseconds: firstSeenAt / 1_000_000, using: &random))
+            try db.execute(
+                sql: """
+                    INSERT INTO peripheral (uid, identityAddress, kinds, linkDeviceId, firstSeenAt, lastSeenAt)
+                    VALUES (?, ?, '["tether-link"]', ?, ?, ?)
+                    """,
+                arguments: [uid, device["address"] as String?, device["id"] as Int64, firstSeenAt, device["lastSeenAt"] as Int64])
+        }
     }
 }

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+
+/// A row of `peripheral`: one BLE device the gateway has met, whatever its kind (migration v4).
+public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "peripheral"
+
+    public var id: Int64?
+    /// The gateway-assigned id (UUIDv7, lowercase): how health samples and the backend name the device.
+    public var uid: String
+    /// BlueZ's address of the device (`AA:BB:CC:DD:EE:FF`); for a bonded device with a private address, the
+    /// identity address bonding resolved.
+    public var identityAddress: String?
+    /// What the gateway runs on it, decided from its GATT services (a JSON array of `PeripheralKind` raw values).
+    public var kinds: [PeripheralKind]
+    /// The services of a device that matched no kind (128-bit UUIDs), so a technician can see why it is not served.
+    public var unsupportedServices: [String]?
+    /// The Tether link device's own record (`device.id`), for a device of kind `tetherLink`.
+    public var linkDeviceId: Int64?
+    public var deviceInformation: DeviceInformation
+    public var firstSeenAt: Int64
+    public var lastSeenAt: Int64
+
+    public init(uid: String, identityAddress: String?, at nanoseconds: Int64) {
+        self.uid = uid
+        self.identityAddress = identityAddress
+        kinds = []
+        deviceInformation = DeviceInformation()
+        firstSeenAt = nanoseconds
+        lastSeenAt = nanoseconds
+    }
+
+    public enum Columns {
+        public static let id = Column("id")
+        public static let uid = Column("uid")
+        public static let identityAddress = Column("identityAddress")
+        public static let kinds = Column("kinds")
+        public static let unsupportedServices = Column("unsupportedServices")
+        public static let linkDeviceId = Column("linkDeviceId")
+        public static let lastSeenAt = Column("lastSeenAt")
+    }
+
+    public init(row: Row) throws {
+        id = row["id"]
+        uid = row["uid"]
+        identityAddress = row["identityAddress"]
+        kinds = try Self.decodeJSON([String].self, row["kinds"] as String? ?? "[]").compactMap(PeripheralKind.init(rawValue:))
+        unsupportedServices = try (row["unsupportedServices"] as String?).map { try Self.decodeJSON([String].self, $0) }
+        linkDeviceId = row["linkDeviceId"]
+        deviceInformation = DeviceInformation(
+            manufacturerName: row["manufacturerName"], modelNumber: row["modelNumber"], serialNumber: row["serialNumber"],
+            hardwareRevision: row["hardwareRevision"], firmwareRevision: row["firmwareRevision"],
+            softwareRevision: row["softwareRevision"], systemId: row["systemId"])
+        firstSeenAt = row["firstSeenAt"]
+        lastSeenAt = row["lastSeenAt"]
+    }
+
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["id"] = id
+        container["uid"] = uid
+        container["identityAddress"] = identityAddress
+        container["kinds"] = try Self.encodeJSON(kinds.map(\.rawValue))
+        container["unsupportedServices"] = try unsupportedServices.map(Self.encodeJSON)
+        container["linkDeviceId"] = linkDeviceId
+        container["manufacturerName"] = deviceInformation.manufacturerName
+        container["modelNumber"] = deviceInformation.modelNumber
+        container["serialNumber"] = deviceInformation.serialNumber
+        container["hardwareRevision"] = deviceInformation.hardwareRevision
+        container["firmwareRevision"] = deviceInformation.firmwareRevision
+        container["softwareRevision"] = deviceInformation.softwareRevision
+        container["systemId"] = deviceInformation.systemId
+        container["firstSeenAt"] = firstSeenAt
+        container["lastSeenAt"] = lastSeenAt
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    private static func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(text.utf8))
+    }
+
+    private static func encodeJSON(_ value: [String]) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+}
+
+/// What runs on a peripheral. The vocabulary grows with the gateway's peripheral sessions: a kind is recorded only
+/// when the gateway has a session for it.
+public enum PeripheralKind: String, Codable, Hashable, Sendable, CaseIterable, Comparable {
+    /// Tether's link protocol (docs/link-protocol.md §2): consumption events, time sync, settings.
+    case tetherLink = "tether-link"
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// The Device Information Service (0x180A) as a device reports it: each field is optional in the service.
+public struct DeviceInformation: Codable, Hashable, Sendable {
+    public var manufacturerName: String?
+    public var modelNumber: String?
+    public var serialNumber: String?
+    public var hardwareRevision: String?
+    public var firmwareRevision: String?
+    public var softwareRevision: String?
+    /// System ID (0x2A23): 8 bytes as 16 lowercase hex digits.
+    public var systemId: String?
+
+    public init(
+        manufacturerName: String? = nil, modelNumber: String? = nil, serialNumber: String? = nil,
+        hardwareRevision: String? = nil, firmwareRevision: String? = nil, softwareRevision: String? = nil,
+        systemId: String? = nil
+    ) {
+        self.manufacturerName = manufacturerName
+        self.modelNumber = modelNumber
+        self.serialNumber = serialNumber
+        self.hardwareRevision = hardwareRevision
+        self.firmwareRevision = firmwareRevision
+        self.softwareRevision = softwareRevision
+        self.systemId = systemId
+    }
+}
