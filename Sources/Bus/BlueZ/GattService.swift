@@ -19,6 +19,12 @@ public struct GattService: Hashable, Sendable {
         public var canSubscribe: Bool { flags.contains("notify") || flags.contains("indicate") }
         /// Indications only: AcquireNotify serves notifications, so such a characteristic is read with StartNotify.
         public var indicatesOnly: Bool { flags.contains("indicate") && !flags.contains("notify") }
+
+        public init(path: DBusObjectPath, uuid: String, flags: Set<String>) {
+            self.path = path
+            self.uuid = uuid
+            self.flags = flags
+        }
     }
 
     public let path: DBusObjectPath

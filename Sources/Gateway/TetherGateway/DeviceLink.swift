@@ -2,8 +2,8 @@ import LinkProtocol
 import BlueZ
 import DBus
 
-/// One BLE connection's I/O, set up after Connect succeeded: services resolved, Tether's service found, TX
-/// subscribed (before anything is written: link protocol §2.2), RX writable.
+/// One BLE connection's Tether link I/O, set up once the connection's services are resolved: Tether's service
+/// found, TX subscribed (before anything is written: link protocol §2.2), RX writable.
 struct DeviceLink: Sendable {
     let number: UInt64
     let method: GatewayDevice.NotifyMethod
@@ -13,13 +13,15 @@ struct DeviceLink: Sendable {
     let notifications: NotificationBatches
     let writer: LinkWriter
 
-    /// Sets the link up, bounded by `timeout`.
-    static func establish(
-        number: UInt64, device: Device, session: BlueZSession, tree: BlueZObjectTree, source: NotificationSource,
-        preference: GatewayConfiguration.NotifyPreference, timeout: Duration
-    ) async throws -> DeviceLink {
-        try await device.waitUntilServicesResolved(timeout: timeout)
-        let (tx, rx) = try await characteristics(of: device.path, in: tree, timeout: timeout)
+    /// Sets the Tether link up on a connection whose services are resolved, bounded by `link.timeout`.
+    static func establish(_ link: PeripheralLink) async throws -> DeviceLink {
+        let (number, device, session, source) = (link.number, link.device, link.session, link.notificationSource)
+        let (preference, timeout) = (link.notifyPreference, link.timeout)
+        guard let service = link.service(TetherGATT.service), let tx = service.characteristic(TetherGATT.tx)?.path,
+            let rx = service.characteristic(TetherGATT.rx)?.path
+        else {
+            throw GatewayError.notPermitted("\(device.path) has no Tether GATT service with RX and TX (\(TetherGATT.service))")
+        }
         let txCharacteristic = GattCharacteristic(session: session, path: tx)
         let rxCharacteristic = GattCharacteristic(session: session, path: rx)
         let method: GatewayDevice.NotifyMethod
@@ -65,25 +67,6 @@ struct DeviceLink: Sendable {
         case .notSupported, .notPermitted, .failed, .notAuthorized: true
         case .dbus(let error): error.code == .unknownMethod || error.code == .notSupported
         default: false
-        }
-    }
-
-    /// TX and RX below `device`, waiting (bounded) for the mirror to apply the GATT InterfacesAdded that BlueZ sends
-    /// before ServicesResolved: the wait above listened on its own subscription, so the mirror may lag a little.
-    static func characteristics(of device: DBusObjectPath, in tree: BlueZObjectTree, timeout: Duration)
-        async throws -> (tx: DBusObjectPath, rx: DBusObjectPath)
-    {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let tx = await tree.characteristic(uuid: TetherGATT.tx, inService: TetherGATT.service, of: device),
-                let rx = await tree.characteristic(uuid: TetherGATT.rx, inService: TetherGATT.service, of: device)
-            {
-                return (tx, rx)
-            }
-            guard ContinuousClock.now < deadline else {
-                throw GatewayError.notPermitted("\(device) has no Tether GATT service (\(TetherGATT.service))")
-            }
-            try await Task.sleep(for: .milliseconds(10))
         }
     }
 }

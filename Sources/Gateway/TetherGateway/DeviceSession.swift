@@ -12,7 +12,9 @@ import TetherPrimitives
 /// The ACK discipline (link protocol §8.2) is the session's; this loop keeps its side of it: `.persist` goes to the
 /// `GroupCommitter`, and only the commit's completion calls `persisted` (whose actions carry the ACK). A storage
 /// condition calls `persistFailed(..., .storageFull)` (§8.10): no ACK, the device keeps its events.
-final class DeviceSession: Sendable {
+final class DeviceSession: PeripheralSession {
+    let kind = PeripheralKind.tetherLink
+
     enum Input: Sendable {
         case linkUp(DeviceLink)
         /// ATT notifications that arrived together (one read of the socket or the bus), in order.
@@ -77,6 +79,21 @@ final class DeviceSession: Sendable {
 
     func send(_ input: Input) {
         inputs.yield(input)
+    }
+
+    /// Sets the Tether link up on the connection (subscribed before HELLO, §2.2) and hands it to the loop. A
+    /// cancelled set-up (the link dropped meanwhile) releases what it acquired.
+    func linkUp(_ link: PeripheralLink) async throws {
+        let deviceLink = try await DeviceLink.establish(link)
+        guard !Task.isCancelled else {
+            deviceLink.writer.close()
+            throw CancellationError()
+        }
+        send(.linkUp(deviceLink))
+    }
+
+    func linkDown() {
+        send(.linkDown(link: nil))
     }
 
     /// Ends the loop once the inputs queued so far are handled.

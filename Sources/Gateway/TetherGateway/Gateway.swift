@@ -35,7 +35,13 @@ public actor Gateway {
     private var agentNeedsRegistration = false
     private var agentRegistering = false
     private var wanted: Set<String> = []
+    /// The Tether link session of each device that has one (its counters feed the device snapshot).
     private var sessions: [String: DeviceSession] = [:]
+    /// The other sessions of each device (Device Information today; health profiles and SMP next), by kind.
+    private var otherSessions: [String: [PeripheralKind: any PeripheralSession]] = [:]
+    /// Devices whose services matched no primary kind, with the verdict naming what they offered. They are let go,
+    /// not reconnected.
+    private var unsupported: [String: String] = [:]
     private var sessionTasks: [String: Task<Void, Never>] = [:]
     private var linkSetups: [String: Task<Void, Never>] = [:]
     private var linkSetupNumbers: [String: UInt64] = [:]
@@ -168,7 +174,7 @@ public actor Gateway {
     /// their ACKs; (2) the supervisor disconnects every device; (3) the sessions end; (4) the agent goes.
     private func shutDownGracefully() async {
         let timeout = configuration.shutdownTimeout
-        let draining = Array(sessions.values)
+        let draining: [any PeripheralSession] = Array(sessions.values) + otherSessions.values.flatMap(\.values)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withTaskGroup(of: Void.self) { drains in
@@ -181,12 +187,13 @@ public actor Gateway {
         }
         for task in linkSetups.values { task.cancel() }
         await driver.shutdown(timeout: timeout)
-        for session in sessions.values {
-            session.send(.linkDown(link: nil))
+        for session in draining {
+            session.linkDown()
             session.finish()
         }
         for task in sessionTasks.values { await task.value }
         sessions.removeAll()
+        otherSessions.removeAll()
         sessionTasks.removeAll()
         linkSetups.removeAll()
         shuttingDown = true
@@ -246,7 +253,7 @@ public actor Gateway {
     }
 
     private func knownAddresses() -> Set<String> {
-        wanted.union(statuses.keys).union(sessions.keys)
+        wanted.union(statuses.keys).union(sessions.keys).union(unsupported.keys)
     }
 
     private func resolve(_ serialOrAddress: String) -> String? {
@@ -270,7 +277,7 @@ public actor Gateway {
             device.state = GatewayDevice.State(status.phase)
             device.attempts = status.attempts
         }
-        device.lastError = lastErrors[address]
+        device.lastError = unsupported[address] ?? lastErrors[address]
         if let seen = seen[address] {
             device.name = seen.name
             device.rssi = seen.rssi
@@ -336,7 +343,8 @@ public actor Gateway {
             markDirty(address)
         case .linkDown(let address, let reason):
             linkSetups.removeValue(forKey: address)?.cancel()
-            sessions[address]?.send(.linkDown(link: nil))
+            sessions[address]?.linkDown()
+            for session in otherSessions[address, default: [:]].values { session.linkDown() }
             if let reason { lastErrors[address] = "disconnected: \(reason)" }
             markDirty(address)
         case .statusChanged:
@@ -375,10 +383,10 @@ public actor Gateway {
         try? storage.registry.setPairingState(.paired, serial: serial, at: now, using: &random)
     }
 
-    /// After Connect: set the link up (bounded) and hand it to the device's session; on failure disconnect, and
-    /// the supervisor retries under its rules.
+    /// After Connect: resolve the device's services (bounded), decide its kinds (`PeripheralClassifier`) and hand the
+    /// connection to one session per kind. A session that cannot set its kind up abandons the link: disconnect, and
+    /// the supervisor retries under its rules. A device with no primary kind is unsupported and let go.
     private func startLink(_ address: String) {
-        let session = sessionFor(address)
         nextLinkNumber += 1
         let number = nextLinkNumber
         let device = adapter.device(address: address)
@@ -388,14 +396,18 @@ public actor Gateway {
         linkSetups[address]?.cancel()
         linkSetups[address] = Task {
             do {
-                let link = try await DeviceLink.establish(
-                    number: number, device: device, session: bluez, tree: tree, source: source,
-                    preference: preference, timeout: timeout)
-                if Task.isCancelled {
-                    link.writer.close()
-                    return
+                let services = try await PeripheralLink.resolvedServices(of: device, in: tree, timeout: timeout)
+                let classification = PeripheralClassifier.classify(services)
+                let sessions = await self.classified(address, classification)
+                let link = PeripheralLink(
+                    number: number, device: device, session: bluez, tree: tree, notificationSource: source,
+                    services: services, notifyPreference: preference, timeout: timeout)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for session in sessions { group.addTask { try await session.linkUp(link) } }
+                    try await group.waitForAll()
                 }
-                session.send(.linkUp(link))
+                // Identified (its Device Information read, when it has one), and let go.
+                if !classification.isSupported { await self.letGo(address) }
             } catch is CancellationError {
             } catch {
                 await driver.abandonLink(address, reason: "link set-up failed: \(error)")
@@ -403,6 +415,50 @@ public actor Gateway {
             await self.linkSetupFinished(address, number: number)
         }
         linkSetupNumbers[address] = number
+    }
+
+    /// Records what the device is (peripheral registry) and returns the sessions to hand its connection to, primary
+    /// kinds first. An unsupported device keeps its verdict, with the services it offered, in its snapshot.
+    private func classified(_ address: String, _ classification: PeripheralClassifier.Classification) async
+        -> [any PeripheralSession]
+    {
+        var random = SystemRandomNumberGenerator()
+        try? storage.peripherals.recordClassification(
+            kinds: classification.kinds, services: classification.offeredServices, identityAddress: address,
+            at: clock.linkNow(), using: &random)
+        unsupported[address] = classification.isSupported
+            ? nil
+            : "unsupported device: it offers none of the services the gateway serves (offers "
+                + classification.offeredServices.joined(separator: ", ") + ")"
+        markDirty(address)
+        return classification.kinds.map { session(for: $0, address) }
+    }
+
+    /// An unsupported device is not reconnected forever: the supervisor stops wanting it (and disconnects it).
+    private func letGo(_ address: String) async {
+        wanted.remove(address)
+        rebondPending.remove(address)
+        await driver.unwant(address)
+        markDirty(address)
+    }
+
+    private func session(for kind: PeripheralKind, _ address: String) -> any PeripheralSession {
+        switch kind {
+        case .tetherLink:
+            return sessionFor(address)
+        case .deviceInformation:
+            if let session = otherSessions[address]?[kind] { return session }
+            let session = DeviceInformationSession(
+                address: address, storage: storage, clock: clock,
+                failed: { [weak self] reason in await self?.sessionFailed(address, reason) })
+            otherSessions[address, default: [:]][kind] = session
+            return session
+        }
+    }
+
+    private func sessionFailed(_ address: String, _ reason: String) {
+        lastErrors[address] = reason
+        markDirty(address)
     }
 
     /// Bonds a device again after the supervisor's RemoveDevice deleted its bond, then sets the link up. There is no

@@ -34,8 +34,8 @@ public struct PeripheralRegistry: Sendable {
         }
     }
 
-    /// The kinds decided from the device's services: recorded, and any earlier "unsupported" verdict cleared. An
-    /// empty `kinds` records `services` as what an unsupported device offered instead.
+    /// The kinds decided from the device's services. Without a primary kind the device is unsupported, and the
+    /// services it offered are recorded so a technician can see why; with one, an earlier such verdict is cleared.
     public func recordClassification(
         kinds: [PeripheralKind], services: [String], identityAddress: String, at now: LinkInstant,
         using random: inout some RandomNumberGenerator
@@ -45,7 +45,7 @@ public struct PeripheralRegistry: Sendable {
             var random = SplitMix64(seed: seed)
             var peripheral = try Self.registered(db, identityAddress: identityAddress, at: now, using: &random)
             peripheral.kinds = Array(Set(kinds)).sorted()
-            peripheral.unsupportedServices = kinds.isEmpty ? services.sorted() : nil
+            peripheral.unsupportedServices = kinds.contains(where: \.isPrimary) ? nil : services.sorted()
             peripheral.lastSeenAt = max(peripheral.lastSeenAt, now.nanoseconds)
             try peripheral.update(db)
         }

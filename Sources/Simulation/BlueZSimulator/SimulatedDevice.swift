@@ -85,7 +85,8 @@ public actor SimulatedDevice {
         firmware = DeviceFirmware(profile: profile, bootedAt: WallClock.now())
         services = TetherGattLayout.services(
             manufacturer: "Tether Labs", model: "Tether", serial: configuration.serial,
-            firmware: profile.firmware.description)
+            firmware: profile.firmware.description
+        ).filter { configuration.tetherService || $0.uuid != TetherGattLayout.tetherService }
     }
 
     var mtu: UInt16 { link.mtu }
@@ -690,7 +691,9 @@ extension SimulatedDevice {
                 DBusProperty("Icon", signature: "s") { .string("") },
                 get("RSSI") { $0.rssi.map(DBusValue.int16) },
                 get("TxPower") { $0.txPower.map(DBusValue.int16) },
-                DBusProperty("UUIDs", signature: "as") { .strings([TetherGattLayout.tetherService]) },
+                DBusProperty("UUIDs", signature: "as") {
+                    .strings(configuration.tetherService ? [TetherGattLayout.tetherService] : [TetherGattLayout.deviceInformationService])
+                },
                 DBusProperty("ManufacturerData", signature: "a{qv}") { manufacturerData },
                 DBusProperty("ServiceData", signature: "a{sv}") { .variantDictionary([:]) },
                 get("Connected") { .bool($0.connected) },

@@ -91,6 +91,9 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
     public var passkey: UInt32 = 123456
     public var firmware: FirmwareModel = .v1_4
     public var serial: String = "TS00000001"
+    /// false: the device offers only Device Information and Link Loss, no Tether service (a device the gateway
+    /// does not serve: it must report it unsupported and let it go).
+    public var tetherService: Bool = true
 
     public init(address: String) {
         self.address = address
@@ -109,5 +112,6 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
         passkey = try container.decodeIfPresent(UInt32.self, forKey: .passkey) ?? passkey
         firmware = try container.decodeIfPresent(FirmwareModel.self, forKey: .firmware) ?? firmware
         serial = try container.decodeIfPresent(String.self, forKey: .serial) ?? serial
+        tetherService = try container.decodeIfPresent(Bool.self, forKey: .tetherService) ?? tetherService
     }
 }

@@ -89,6 +89,16 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
 public enum PeripheralKind: String, Codable, Hashable, Sendable, CaseIterable, Comparable {
     /// Tether's link protocol (docs/link-protocol.md §2): consumption events, time sync, settings.
     case tetherLink = "tether-link"
+    /// The Device Information Service (0x180A), read on every connection.
+    case deviceInformation = "device-information"
+
+    /// A kind that is a reason to keep the device connected; a device with none is unsupported.
+    public var isPrimary: Bool {
+        switch self {
+        case .tetherLink: true
+        case .deviceInformation: false
+        }
+    }
 
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 }

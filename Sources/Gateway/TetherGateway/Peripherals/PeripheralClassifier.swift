@@ -1,0 +1,38 @@
+import BlueZ
+import LinkProtocol
+import TetherStore
+
+/// Which sessions a peripheral gets, decided from the GATT services it offers: a pure function, so every rule is
+/// here and tested without a radio.
+///
+/// Rules:
+/// 1. Tether's service (docs/link-protocol.md §2) with both RX and TX: the Tether link session.
+/// 2. The Device Information Service (0x180A): its reader, beside whatever else runs — it identifies the device but
+///    is no reason to keep it connected.
+/// 3. A device with no *primary* kind (rule 1 today; health profiles and SMP next) is unsupported: the gateway
+///    records the services it offered and lets it go instead of reconnecting it forever.
+enum PeripheralClassifier {
+    struct Classification: Hashable, Sendable {
+        /// Every session to run, primary kinds first.
+        var kinds: [PeripheralKind]
+        /// The 128-bit UUIDs of every service the device offered (for the registry and the unsupported report).
+        var offeredServices: [String]
+
+        var isSupported: Bool { kinds.contains(where: \.isPrimary) }
+    }
+
+    static let deviceInformationService = GattUUID.normalized("180A")!
+
+    static func classify(_ services: [GattService]) -> Classification {
+        var kinds: [PeripheralKind] = []
+        if let tether = services.first(where: { $0.uuid == TetherGATT.service }),
+            tether.characteristic(TetherGATT.rx) != nil, tether.characteristic(TetherGATT.tx)?.canSubscribe == true
+        {
+            kinds.append(.tetherLink)
+        }
+        if services.contains(where: { $0.uuid == deviceInformationService }) {
+            kinds.append(.deviceInformation)
+        }
+        return Classification(kinds: kinds, offeredServices: services.map(\.uuid))
+    }
+}
