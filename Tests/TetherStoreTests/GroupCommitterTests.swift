@@ -81,3 +81,56 @@ struct GroupCommitterTests {
         #expect(committer.storageStatus == .accepting)
     }
 }
+
+/// Another service's batch in the shared group commit: a sync-cursor write standing in for the health lanes'
+/// "samples and cursor in one transaction".
+@Suite("GroupCommitter: batches of any service share the transaction")
+struct GroupCommitWorkTests {
+    struct CursorWork: GroupCommitWork {
+        let name: String
+        let value: String
+        var fails = false
+
+        func apply(in db: Database, context: inout WriteContext) throws -> String {
+            try db.execute(
+                sql: "INSERT INTO syncCursor (name, value, updatedAt) VALUES (?, ?, ?)",
+                arguments: [name, value, context.now.nanoseconds])
+            if fails { throw GroupCommitterTests.InjectedFault() }
+            return value
+        }
+    }
+
+    @Test("another service's batch commits in the same transaction as consumption batches, completed after COMMIT")
+    func otherServicesShareTheGroup() async throws {
+        let directory = try TemporaryDirectory()
+        let database = try GatewayDatabase(path: directory.file("mixed.sqlite"))
+        let service = ConsumptionService(database: database)
+        let committer = GroupCommitter(service: service, clock: { simulationStart }, seed: 3)
+        let observer = try GatewayDatabase(path: directory.file("mixed.sqlite"))
+        let seenAtCompletion = Locked<[String]>([])
+        let outcomes = Locked<[Result<String, StoreError>]>([])
+        let gate = GroupCommitterTests.WriterGate(database)
+        committer.submit(PersistBatch(id: 1, items: [.hit(hit("MX", sequence: 0))])) { _ in }
+        for (name, fails) in [("health-lane-a", false), ("health-lane-b", true), ("health-lane-c", false)] {
+            committer.submit(CursorWork(name: name, value: "7", fails: fails)) { result in
+                outcomes.withLock { $0.append(result) }
+                let committed = (try? observer.read { db in try String.fetchOne(db, sql: "SELECT value FROM syncCursor WHERE name = ?", arguments: [name]) }) ?? nil
+                seenAtCompletion.withLock { $0.append("\(name)=\(committed ?? "absent")") }
+            }
+        }
+        committer.submit(PersistBatch(id: 2, items: [.hit(hit("MX", sequence: 1))])) { _ in }
+        gate.open()
+        let last = await committer.commit(CursorWork(name: "last", value: "8"))
+        #expect(try last.get() == "8")
+        let results = outcomes.withLock { $0 }
+        #expect(results.count == 3)
+        #expect(try results[0].get() == "7")
+        #expect(throws: StoreError.self) { try results[1].get() }
+        #expect(try results[2].get() == "7")
+        // Each completion saw its row committed (another connection reads only committed data); the failed batch's
+        // row was rolled back alone.
+        #expect(seenAtCompletion.withLock { $0 } == ["health-lane-a=7", "health-lane-b=absent", "health-lane-c=7"])
+        #expect(committer.statistics.largestGroup >= 5)
+        #expect(try service.eventCount(serial: "MX") == 2)
+    }
+}

@@ -82,39 +82,6 @@ public struct ConsumptionService: Sendable {
         }
     }
 
-    /// Stores several batches inside the caller's transaction.
-    ///
-    /// Without `isolated`, the first failure is thrown and the caller rolls the whole transaction back: the fast
-    /// path, which is all a healthy gateway ever takes. With `isolated`, each batch runs in a savepoint: a batch
-    /// whose content fails (a constraint, an injected fault) is rolled back alone and reported, and only a
-    /// storage condition (disk full, I/O error) is thrown, failing the whole transaction.
-    func apply(_ batches: [PersistBatch], in db: Database, now: LinkInstant, seed: UInt64, isolated: Bool) throws -> [Result<BatchOutcome, StoreError>] {
-        var context = WriteContext(now: now, seed: seed)
-        var results: [Result<BatchOutcome, StoreError>] = []
-        results.reserveCapacity(batches.count)
-        guard isolated else {
-            for batch in batches { results.append(.success(try apply(batch, in: db, context: &context))) }
-            return results
-        }
-        for batch in batches {
-            let saved = context
-            var outcome: BatchOutcome?
-            do {
-                try db.inSavepoint {
-                    outcome = try apply(batch, in: db, context: &context)
-                    return .commit
-                }
-                results.append(outcome.map { .success($0) } ?? .failure(StoreError(.other, "batch \(batch.id) produced no outcome")))
-            } catch {
-                let failure = StoreError(error)
-                if failure.isStorageCondition { throw failure }
-                context = saved
-                results.append(.failure(failure))
-            }
-        }
-        return results
-    }
-
     func apply(_ batch: PersistBatch, in db: Database, context: inout WriteContext) throws -> BatchOutcome {
         var outcome = BatchOutcome(batch: batch.id)
         for item in batch.items {

@@ -3,8 +3,9 @@ import GRDB
 import LinkProtocol
 import TetherPrimitives
 
-/// Commits the persist batches of every connected device together: one write transaction, one `fsync`, for all
-/// the batches that arrived while the previous commit was being synced (or within `linger`). Each caller hears
+/// Commits the batches of every connected device and every service together (consumption events today, health
+/// samples next: anything that is `GroupCommitWork`): one write transaction, one `fsync`, for all the batches that
+/// arrived while the previous commit was being synced (or within `linger`). Each caller hears
 /// back only after the transaction that holds its batch has committed durably; only then may the session
 /// acknowledge the frames (§8.2). So throughput is bounded by how much fits in one commit, not by the fsync rate.
 ///
@@ -45,9 +46,30 @@ public final class GroupCommitter: Sendable {
     private let onStatusChange: (@Sendable (StorageStatus) -> Void)?
     private let state: Locked<State>
 
-    private struct Pending {
-        var batch: PersistBatch
-        var completion: Completion
+    /// One submitted batch with its type erased: applying it keeps its outcome until the group has committed, and
+    /// only then does `complete` hand it on.
+    private final class Pending: @unchecked Sendable {
+        // Touched only on the writer's queue (apply, then complete), never concurrently.
+        private let body: (Database, inout WriteContext) throws -> Void
+        private let completion: (StoreError?) -> Void
+
+        init<Work: GroupCommitWork>(_ work: Work, completion: @escaping @Sendable (Result<Work.Outcome, StoreError>) -> Void) {
+            var outcome: Work.Outcome?
+            body = { db, context in outcome = try work.apply(in: db, context: &context) }
+            self.completion = { error in
+                if let error { return completion(.failure(error)) }
+                guard let outcome else { return completion(.failure(StoreError(.other, "a batch produced no outcome"))) }
+                completion(.success(outcome))
+            }
+        }
+
+        func apply(_ db: Database, _ context: inout WriteContext) throws { try body(db, &context) }
+        func complete(_ result: Result<Void, StoreError>) {
+            switch result {
+            case .success: completion(nil)
+            case .failure(let error): completion(error)
+            }
+        }
     }
 
     private struct State {
@@ -77,10 +99,18 @@ public final class GroupCommitter: Sendable {
         self.state = Locked(State(random: SplitMix64(seed: seed ?? system.next())))
     }
 
-    /// Queues a batch for the next group commit; `completion` runs once it is durable or has failed.
+    /// Queues a device's consumption batch for the next group commit; `completion` runs once it is durable or has
+    /// failed.
     public func submit(_ batch: PersistBatch, completion: @escaping Completion) {
+        submit(ConsumptionWork(service: service, batch: batch), completion: completion)
+    }
+
+    /// Queues any service's batch for the next group commit; `completion` runs once it is durable or has failed.
+    public func submit<Work: GroupCommitWork>(
+        _ work: Work, completion: @escaping @Sendable (Result<Work.Outcome, StoreError>) -> Void
+    ) {
         let mustSchedule = state.withLock { state in
-            state.queue.append(Pending(batch: batch, completion: completion))
+            state.queue.append(Pending(work, completion: completion))
             guard !state.drainScheduled else { return false }
             state.drainScheduled = true
             return true
@@ -90,8 +120,13 @@ public final class GroupCommitter: Sendable {
 
     /// Queues a batch and waits until it is durable or has failed.
     public func commit(_ batch: PersistBatch) async -> Result<BatchOutcome, StoreError> {
+        await commit(ConsumptionWork(service: service, batch: batch))
+    }
+
+    /// Queues any service's batch and waits until it is durable or has failed.
+    public func commit<Work: GroupCommitWork>(_ work: Work) async -> Result<Work.Outcome, StoreError> {
         await withCheckedContinuation { continuation in
-            submit(batch) { continuation.resume(returning: $0) }
+            submit(work) { continuation.resume(returning: $0) }
         }
     }
 
@@ -116,7 +151,7 @@ public final class GroupCommitter: Sendable {
             state.queue.removeFirst(count)
             return (group, state.random.next())
         }
-        let results = commitGroup(group.map(\.batch), in: db, seed: seed)
+        let results = commitGroup(group, in: db, seed: seed)
         let (statusChange, more) = state.withLock { state in
             state.statistics.transactions += 1
             state.statistics.largestGroup = max(state.statistics.largestGroup, group.count)
@@ -134,18 +169,18 @@ public final class GroupCommitter: Sendable {
         }
         if more { scheduleDrain() }
         if let statusChange { onStatusChange?(statusChange) }
-        for (pending, result) in zip(group, results) { pending.completion(result) }
+        for (pending, result) in zip(group, results) { pending.complete(result) }
     }
 
     /// The transaction. Its results are returned only after COMMIT has returned, which with `synchronous=FULL`
     /// means the WAL is on stable storage.
-    private func commitGroup(_ batches: [PersistBatch], in db: Database, seed: UInt64) -> [Result<BatchOutcome, StoreError>] {
+    private func commitGroup(_ batches: [Pending], in db: Database, seed: UInt64) -> [Result<Void, StoreError>] {
         guard !batches.isEmpty else { return [] }
         let now = clock()
-        func transaction(isolated: Bool) throws -> [Result<BatchOutcome, StoreError>] {
-            var results: [Result<BatchOutcome, StoreError>] = []
+        func transaction(isolated: Bool) throws -> [Result<Void, StoreError>] {
+            var results: [Result<Void, StoreError>] = []
             try db.inTransaction(.immediate) {
-                results = try service.apply(batches, in: db, now: now, seed: seed, isolated: isolated)
+                results = try Self.apply(batches, in: db, now: now, seed: seed, isolated: isolated)
                 return .commit
             }
             return results
@@ -167,9 +202,43 @@ public final class GroupCommitter: Sendable {
         }
     }
 
+    /// Applies the group's batches inside the open transaction.
+    ///
+    /// Without `isolated`, the first failure is thrown and the caller rolls the whole transaction back: the fast
+    /// path, which is all a healthy gateway ever takes. With `isolated`, each batch runs in a savepoint: a batch
+    /// whose content fails (a constraint, an injected fault) is rolled back alone and reported, and only a
+    /// storage condition (disk full, I/O error) is thrown, failing the whole transaction.
+    private static func apply(
+        _ batches: [Pending], in db: Database, now: LinkInstant, seed: UInt64, isolated: Bool
+    ) throws -> [Result<Void, StoreError>] {
+        var context = WriteContext(now: now, seed: seed)
+        guard isolated else {
+            for batch in batches { try batch.apply(db, &context) }
+            return batches.map { _ in .success(()) }
+        }
+        var results: [Result<Void, StoreError>] = []
+        results.reserveCapacity(batches.count)
+        for batch in batches {
+            let saved = context
+            do {
+                try db.inSavepoint {
+                    try batch.apply(db, &context)
+                    return .commit
+                }
+                results.append(.success(()))
+            } catch {
+                let failure = StoreError(error)
+                if failure.isStorageCondition { throw failure }
+                context = saved
+                results.append(.failure(failure))
+            }
+        }
+        return results
+    }
+
     /// A storage condition means refusing; any committed batch means accepting again; batch-level failures
     /// alone say nothing about the storage.
-    private static func status(after results: [Result<BatchOutcome, StoreError>]) -> StorageStatus? {
+    private static func status(after results: [Result<Void, StoreError>]) -> StorageStatus? {
         var sawSuccess = false
         for result in results {
             switch result {
@@ -179,5 +248,23 @@ public final class GroupCommitter: Sendable {
             }
         }
         return sawSuccess ? .accepting : nil
+    }
+}
+
+/// A batch a store service hands the group commit. `apply` runs inside the one shared transaction (in a savepoint
+/// of its own when another batch of the group failed) and must leave `context` consistent with what it wrote; its
+/// outcome reaches the submitter only after COMMIT (so a session acknowledges nothing that is not durable, §8.2).
+public protocol GroupCommitWork: Sendable {
+    associatedtype Outcome: Sendable
+    func apply(in db: Database, context: inout WriteContext) throws -> Outcome
+}
+
+/// A device's consumption batch (events, DEVICE_INFO, telemetry, CONFIG_DATA) through ConsumptionService.
+struct ConsumptionWork: GroupCommitWork {
+    let service: ConsumptionService
+    let batch: PersistBatch
+
+    func apply(in db: Database, context: inout WriteContext) throws -> BatchOutcome {
+        try service.apply(batch, in: db, context: &context)
     }
 }

@@ -8,7 +8,9 @@ import TetherPrimitives
 /// The caches make a group commit of many single-event batches cost one device and one boot look-up per device,
 /// not per event. They live no longer than the transaction: a value copy taken before a savepoint is put back
 /// when the savepoint rolls back, so a cache never names a row that was not committed.
-struct WriteContext {
+///
+/// Public only so that `GroupCommitWork` can name it; everything in it stays inside the store.
+public struct WriteContext {
     let now: LinkInstant
     private var random: SplitMix64
     private(set) var devices: [String: DeviceRecord] = [:]
