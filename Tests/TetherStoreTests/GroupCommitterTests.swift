@@ -134,3 +134,38 @@ struct GroupCommitWorkTests {
         #expect(try service.eventCount(serial: "MX") == 2)
     }
 }
+
+@Suite("GroupCommitter: commit observers")
+struct GroupCommitObserverTests {
+    @Test("observers hear every transaction that committed something, after the batches' completions, never a failed one")
+    func observersFollowCommits() async throws {
+        let database = try GatewayDatabase.inMemory()
+        var service = ConsumptionService(database: database)
+        service.faults.afterEntityWrite = { entity in
+            if entity == .consumptionEvent(EventKey(serial: "OBS-BAD", bootCounter: 1, sequence: 0)) {
+                throw GroupCommitterTests.InjectedFault()
+            }
+        }
+        let committer = GroupCommitter(service: service, clock: { simulationStart }, seed: 4)
+        let log = Locked<[String]>([])
+        committer.observeCommits { count in log.withLock { $0.append("committed \(count)") } }
+        _ = await committer.commit(PersistBatch(id: 1, items: [.hit(hit("OBS", sequence: 0))]))
+        _ = await committer.commit(PersistBatch(id: 2, items: [.hit(hit("OBS-BAD", sequence: 0))]))
+        committer.submit(PersistBatch(id: 3, items: [.hit(hit("OBS", sequence: 1))])) { _ in log.withLock { $0.append("batch 3 completed") } }
+        _ = await committer.commit(PersistBatch(id: 4, items: []))
+        // Observers run after the completions, so `commit` returns before its transaction's observer ran: a barrier
+        // (one more committed transaction, whose observer runs after the previous one's) instead of a sleep.
+        let committedBefore = log.withLock { $0.count { $0.hasPrefix("committed") } }
+        _ = await committer.commit(PersistBatch(id: 5, items: [.hit(hit("OBS", sequence: 2))]))
+        for _ in 0..<500 where log.withLock({ $0.count { $0.hasPrefix("committed") } }) <= committedBefore {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let entries = log.withLock { $0 }
+        #expect(entries.first == "committed 1")
+        // The failed batch's transaction committed nothing: no notification for it.
+        #expect(entries.filter { $0.hasPrefix("committed") }.count == entries.count - 1)
+        #expect(entries.count >= 3)
+        let completed = try #require(entries.firstIndex(of: "batch 3 completed"))
+        #expect(entries[(completed + 1)...].first?.hasPrefix("committed") == true)
+    }
+}

@@ -44,6 +44,7 @@ public final class GroupCommitter: Sendable {
     private let storageGuard: StorageGuard
     private let clock: @Sendable () -> LinkInstant
     private let onStatusChange: (@Sendable (StorageStatus) -> Void)?
+    private let commitObservers = Locked<[@Sendable (_ batchesCommitted: Int) -> Void]>([])
     private let state: Locked<State>
 
     /// One submitted batch with its type erased: applying it keeps its outcome until the group has committed, and
@@ -130,6 +131,13 @@ public final class GroupCommitter: Sendable {
         }
     }
 
+    /// Calls `observer` after every transaction that committed at least one batch (on the writer's queue, after
+    /// the batches' own completions): the store's commits are what trigger sync, not snapshots of devices. It must
+    /// be brief.
+    public func observeCommits(_ observer: @escaping @Sendable (_ batchesCommitted: Int) -> Void) {
+        commitObservers.withLock { $0.append(observer) }
+    }
+
     public var storageStatus: StorageStatus { state.withLock { $0.status } }
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
@@ -170,6 +178,10 @@ public final class GroupCommitter: Sendable {
         if more { scheduleDrain() }
         if let statusChange { onStatusChange?(statusChange) }
         for (pending, result) in zip(group, results) { pending.complete(result) }
+        let committed = results.count { if case .success = $0 { true } else { false } }
+        if committed > 0 {
+            for observer in commitObservers.withLock({ $0 }) { observer(committed) }
+        }
     }
 
     /// The transaction. Its results are returned only after COMMIT has returned, which with `synchronous=FULL`

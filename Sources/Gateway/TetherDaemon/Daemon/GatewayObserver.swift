@@ -4,8 +4,8 @@ import TetherGateway
 import TetherSync
 
 /// Turns what the gateway and the sync engine report into signals, metrics and sync triggers:
-/// device changes → `DeviceChanged`, frame and event counters, the connected-devices gauge, and `localWrite()`
-/// when a device's stored events grew; scan results → `ScanResult`; finished syncs → `SyncFinished` and the
+/// device changes → `DeviceChanged`, frame and event counters and the connected-devices gauge (sync is triggered by
+/// the group committer's commits, in TetherDaemon); scan results → `ScanResult`; finished syncs → `SyncFinished` and the
 /// sync counters. Settings from the backend reach connected devices: after a sync that applied changes, and
 /// for a device seen for the first time since start (its settings are fetched once, docs/sync.md).
 struct GatewayObserver: Service {
@@ -57,7 +57,6 @@ struct GatewayObserver: Service {
             }
             if let previous, device.eventsStored > previous.eventsStored {
                 metrics.eventsCommitted.increment(by: Int(clamping: device.eventsStored - previous.eventsStored))
-                sync?.localWrite()
             }
             hub.current?.deviceChanged(ControlRecords.device(gateway: device, record: nil, eventsStored: nil))
         }

@@ -122,7 +122,11 @@ public struct TetherDaemon: Sendable {
                 throw DaemonError("cannot set up sync with \(serverURL.host ?? serverURL.absoluteString): \(error)")
             }
         }
-        if let sync { services.append(sync) }
+        if let sync {
+            services.append(sync)
+            // Sync is triggered by the store's commits (every committed group can have queued outbox commands).
+            committer.observeCommits { _ in sync.localWrite() }
+        }
         services.append(GatewayObserver(gateway: gateway, sync: sync, hub: hub, metrics: metrics, logger: makeLogger("tetherd.gateway")))
 
         let controlLogger = makeLogger("tetherd.control")
