@@ -312,6 +312,7 @@ def read_connections(entries):
             # §11: disconnection discards the receive buffer
             current.device.extend(readers["D>G"].flush(at))
             current.gateway.extend(readers["G>D"].flush(at))
+            current.gatewayJunk = readers["G>D"].junk
             current = None
         elif kind == "store-full":
             store_full.append((at, at + data))
@@ -362,7 +363,7 @@ def analyse(path):
 
     facts = {"firmware": header["firmware"], "connections": len(connections), "device": None, "events": [],
              "battery": [], "sleeps": [], "configData": [], "deviceNacks": [], "gatewayFrames": [],
-             "gatewayNacks": [], "anchorsPerBoot": {}, "unknownTypes": [], "damagedDeviceFrames": 0}
+             "gatewayNacks": [], "anchorsPerBoot": {}, "unknownTypes": [], "damagedDeviceFrames": 0, "setConfig": []}
     events = {}            # (boot, seq) -> (ticks, duration, intensity, first arrival)
     acked_events = set()
     negotiated = None
@@ -470,6 +471,9 @@ def analyse(path):
                         problem(c, at, f"NACK unknownType names #{fields['seq']}, no unknown type had it (§6.6)")
                     unknown_reliable.pop(fields["seq"], None)
                 elif f.name == "SET_CONFIG":
+                    entry = {"configVersion": fields["configVersion"], "settings": fields["settings"]}
+                    if entry not in facts["setConfig"]:
+                        facts["setConfig"].append(entry)
                     for key, value in fields["settings"].items():
                         spec = next(s for s in SETTINGS.values() if s[0] == key)
                         if not spec[2] <= value <= spec[3]:
@@ -617,6 +621,10 @@ def compare(spec, facts):
                 if abs((ticks[i] - ticks[0]) - expected) > expected * 200e-6 + 2:
                     problems.append(f"boot {boot} event {i}: {ticks[i] - ticks[0]} ticks after the first, the schedule says {expected:.0f} ms")
                     break
+    # §7.11: the gateway sends SET_CONFIG exactly for the settings it was told to want
+    desired = [spec["gatewayDesiredConfig"]] if spec.get("gatewayDesiredConfig") else []
+    if facts["setConfig"] != desired:
+        problems.append(f"SET_CONFIG: the spec's gatewayDesiredConfig is {desired}, the gateway wrote {facts['setConfig']}")
     for key in ("reboots", "reportedConfigVersion", "repeatsExpected", "storageRefusalsExpected"):
         have = facts[key]
         want = spec.get(key, False if key.endswith("Expected") else None)

@@ -15,6 +15,10 @@ public struct TranscriptReplayer {
     public let transcript: Transcript
     public let name: String
     public var configuration = LinkSessionConfiguration()
+    /// The settings the recording's gateway wanted the device to have (it sent SET_CONFIG for them). Not part of
+    /// the transcript format yet; without it a replay sends no SET_CONFIG and its writes differ from the `G>D`
+    /// lines, although what it stores is the same (the device's CONFIG_DATA is in the `D>G` bytes either way).
+    public var desiredConfig: DeviceConfig?
 
     public init(transcript: Transcript, name: String) {
         self.transcript = transcript
@@ -36,7 +40,7 @@ public struct TranscriptReplayer {
     /// The outcome and every value the session wrote, so a test can hold the writes against the recording's
     /// `G>D` lines (an ACK or NACK that changed without changing what is stored shows only there).
     public func replayRecordingWrites(sink: Sink? = nil) -> (outcome: ReplayOutcome, writes: [GatewayWrite]) {
-        var run = Run(transcript: transcript, outcome: ReplayOutcome(transcript: name, firmware: transcript.firmware), session: LinkSession(configuration: configuration), sink: sink)
+        var run = Run(transcript: transcript, outcome: ReplayOutcome(transcript: name, firmware: transcript.firmware), session: LinkSession(configuration: configuration, desiredConfig: desiredConfig), sink: sink)
         run.execute()
         return (run.finish(), run.writes)
     }

@@ -126,7 +126,14 @@ struct FixtureSpecTests {
     func gatewayWritesMatchRecording(name: String) throws {
         let spec = try Self.spec(name)
         let transcript = try Self.transcript(name)
-        let (_, writes) = TranscriptReplayer(transcript: transcript, name: name).replayRecordingWrites()
+        var replayer = TranscriptReplayer(transcript: transcript, name: name)
+        replayer.desiredConfig = spec.gatewayDesiredConfig.map { desired in
+            DeviceConfig(version: UInt32(desired.configVersion), settings: DeviceSettings(
+                sensitivity: desired.settings["sensitivity"].map(UInt8.init), ledBrightness: desired.settings["ledBrightness"].map(UInt8.init),
+                hapticFeedback: desired.settings["hapticFeedback"].map { $0 != 0 }, sleepTimeoutSeconds: desired.settings["sleepTimeoutSeconds"].map(UInt16.init),
+                dailyLimit: desired.settings["dailyLimit"].map(UInt16.init)))
+        }
+        let (_, writes) = replayer.replayRecordingWrites()
         var recorded: [Int: [UInt8]] = [:]
         var ends: [Int: LinkInstant] = [:]
         var connection = 0
@@ -188,7 +195,7 @@ struct FixtureSpecTests {
     }
 
     static func firstDifference(_ a: [[UInt8]], _ b: [[UInt8]]) -> String {
-        guard let index = zip(a, b).firstIndex(where: { $0 != $1 }) else { return "(lengths differ)" }
+        guard let index = a.indices.first(where: { $0 < b.count && a[$0] != b[$0] }) else { return "(lengths differ)" }
         return "frame \(index): replay \(Hex.encode(a[index])), recording \(Hex.encode(b[index]))"
     }
 
@@ -279,4 +286,6 @@ struct FixtureSpec: Decodable {
     var repeatsExpected: Bool?
     var storageRefusalsExpected: Bool?
     var gatewayDisconnectsContain: String?
+    /// The gateway's own input: the settings it wanted the device to take (§7.11), stated from the scenario.
+    var gatewayDesiredConfig: Config?
 }
