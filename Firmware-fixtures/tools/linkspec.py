@@ -677,7 +677,9 @@ def check(directory):
         problems += compare(spec, facts)
         if spec.get("expectsDelivery", True) and not facts["allEventsAcknowledged"]:
             problems.append("a delivery scenario in which not every event was ACKed to the device")
-        failures += [f"{name}: {p}" for p in problems]
+        failures += [f"{name}: {p}" for p in problems[:20]]
+        if len(problems) > 20:
+            failures.append(f"{name}: … and {len(problems) - 20} more problems")
         print(f"{name}: {len(facts['events'])} events, {sum(map(len, facts['gatewayFrames']))} gateway frames, "
               f"{len(problems)} problems")
     for name in set(pinned) - {os.path.basename(p) for p in transcripts}:
