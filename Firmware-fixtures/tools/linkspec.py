@@ -11,6 +11,9 @@ the transcripts' bytes must mean what the spec says they mean, whatever the Swif
     linkspec.py facts FILE.transcript
                                      what the bytes say (device, events, gateway frames, ...), as JSON: the facts a
                                      NAME.spec.json states, for reading and reviewing one
+    linkspec.py encode NAME FIELDS-JSON [VERSION [SEQ]]
+                                     one device or gateway frame built from its §7 fields, e.g.
+                                     encode HIT_EVENT '{"eventSeq":0,"bootCounter":1,"ticks":1000,"durationMs":700,"intensity":40}'
     linkspec.py sums [DIR]           prints SHA256SUMS for DIR's transcripts (review the diff before committing it)
 
 The checks (each cites its section):
@@ -699,6 +702,13 @@ def main(argv):
         facts["problems"] = problems
         print(json.dumps(facts, indent=1))
         return 1 if problems else 0
+    if len(argv) in (4, 5, 6) and argv[1] == "encode":
+        # encode NAME FIELDS-JSON [VERSION [SEQ]]: one frame's bytes, as a transcript line writes them
+        version = int(argv[4]) if len(argv) > 4 else 1
+        seq = int(argv[5]) if len(argv) > 5 else 0
+        frame = encode_frame(CODES[argv[2]], encode_message(argv[2], json.loads(argv[3]), version), version, seq)
+        print(frame.hex(" "))
+        return 0
     if len(argv) >= 2 and argv[1] == "sums":
         sys.stdout.write(sums(argv[2] if len(argv) > 2 else here))
         return 0
@@ -707,4 +717,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (OSError, SpecError, KeyError, ValueError, TypeError, struct.error) as error:
+        # bad input gets a clear error, not a traceback
+        sys.stderr.write(f"linkspec.py: {type(error).__name__}: {error}\n")
+        sys.exit(2)
