@@ -26,5 +26,9 @@ struct TetherFixtures: ParsableCommand {
             let summary = expectedOnly ? try generator.rewriteExpected(scenario) : try generator.record(scenario)
             print(summary)
         }
+        if !expectedOnly {
+            // The transcripts are pinned (Firmware-fixtures/SHA256SUMS) and described by hand-written spec files.
+            print("Transcripts rewritten: FixtureSpecTests fails until they pass `tools/linkspec.py check`, their NAME.spec.json files are reviewed and SHA256SUMS is re-pinned (Firmware-fixtures/README.md).")
+        }
     }
 }

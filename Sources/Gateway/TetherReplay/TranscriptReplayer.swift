@@ -16,6 +16,10 @@ public struct TranscriptReplayer {
     public let transcript: Transcript
     public let name: String
     public var configuration = LinkSessionConfiguration()
+    /// The settings the recording's gateway wanted the device to have (it sent SET_CONFIG for them). Not part of
+    /// the transcript format yet; without it a replay sends no SET_CONFIG and its writes differ from the `G>D`
+    /// lines, although what it stores is the same (the device's CONFIG_DATA is in the `D>G` bytes either way).
+    public var desiredConfig: DeviceConfig?
 
     public init(transcript: Transcript, name: String) {
         self.transcript = transcript
@@ -23,9 +27,23 @@ public struct TranscriptReplayer {
     }
 
     public func replay(sink: Sink? = nil) -> ReplayOutcome {
-        var run = Run(transcript: transcript, outcome: ReplayOutcome(transcript: name, firmware: transcript.firmware), session: LinkSession(configuration: configuration), sink: sink)
+        replayRecordingWrites(sink: sink).outcome
+    }
+
+    /// One value the replayed gateway session wrote to the device.
+    public struct GatewayWrite: Hashable, Sendable {
+        /// 1 for the transcript's first `connect`, 2 for the second, …
+        public var connection: Int
+        public var at: LinkInstant
+        public var bytes: [UInt8]
+    }
+
+    /// The outcome and every value the session wrote, so a test can hold the writes against the recording's
+    /// `G>D` lines (an ACK or NACK that changed without changing what is stored shows only there).
+    public func replayRecordingWrites(sink: Sink? = nil) -> (outcome: ReplayOutcome, writes: [GatewayWrite]) {
+        var run = Run(transcript: transcript, outcome: ReplayOutcome(transcript: name, firmware: transcript.firmware), session: LinkSession(configuration: configuration, desiredConfig: desiredConfig), sink: sink)
         run.execute()
-        return run.finish()
+        return (run.finish(), run.writes)
     }
 
     private struct Run {
@@ -39,6 +57,9 @@ public struct TranscriptReplayer {
         var persists: [(at: LinkInstant, batch: PersistBatch)] = []
         var timers: [LinkTimer: LinkInstant] = [:]
         var storageFullUntil: LinkInstant?
+        var writes: [GatewayWrite] = []
+        /// Reads the session's writes back as one stream per connection: a frame may span two writes (§3.1).
+        var writeReader = FrameDecoder()
 
         init(transcript: Transcript, outcome: ReplayOutcome, session: LinkSession, sink: Sink?) {
             self.transcript = transcript
@@ -76,6 +97,7 @@ public struct TranscriptReplayer {
                     switch entry.event {
                     case .connected(let mtu):
                         outcome.connections += 1
+                        writeReader = FrameDecoder()
                         apply(session.connected(mtu: mtu, at: now))
                     case .disconnected:
                         apply(session.disconnected(at: now))
@@ -113,6 +135,7 @@ public struct TranscriptReplayer {
             for action in actions {
                 switch action {
                 case .write(let bytes):
+                    writes.append(GatewayWrite(connection: outcome.connections, at: now, bytes: bytes))
                     recordNacksSent(in: bytes)
                 case .persist(let batch):
                     persists.append((now.advanced(by: transcript.storeLatency), batch))
@@ -129,11 +152,11 @@ public struct TranscriptReplayer {
         }
 
         /// The session reports ACKs; NACKs it sends are read back from its writes so the outcome shows exactly
-        /// what went on the wire.
+        /// what went on the wire. One reader per connection: a NACK cut across two MTU-sized writes counts too
+        /// (a reader per write lost them; Firmware-fixtures/tools/linkspec.py found it in fw1.0-bad-crc).
         private mutating func recordNacksSent(in bytes: [UInt8]) {
-            var decoder = FrameDecoder()
-            decoder.append(bytes)
-            while let frame = try? decoder.decode() {
+            writeReader.append(bytes)
+            while let frame = try? writeReader.decode() {
                 if case .nack(let nack)? = try? LinkMessage(frame: frame) {
                     outcome.nacksSent.append(.init(at: relative(now), sequence: Int(nack.sequence.rawValue), reason: nack.reason.description))
                 }
