@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import LinkProtocol
+import TetherPrimitives
 @testable import TetherReplay
 
 /// The fixtures against statements that do not come from the code they check (Firmware-fixtures/README.md):
