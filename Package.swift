@@ -36,11 +36,15 @@ let core: [Target] = [
     // edges read) and seeded randomness: the primitives every other module shares, each defined once.
     .target(name: "TetherPrimitives", path: "Sources/Core/TetherPrimitives"),
 
+    // The device settings of link protocol §7.11 as values (keys, ranges, TLV records): shared by the link protocol,
+    // the store and the sync contract, so that the backend validates settings without the link protocol.
+    .target(name: "TetherSettings", path: "Sources/Core/TetherSettings"),
+
     // The device link protocol (docs/link-protocol.md): frame codec, reassembly, the gateway's session state machine
     // and the device-clock model. Facts in, orders out; time comes with every input.
     .target(
         name: "LinkProtocol",
-        dependencies: ["TetherPrimitives"],
+        dependencies: ["TetherSettings", "TetherPrimitives"],
         path: "Sources/Core/LinkProtocol",
         // BootClock's rounding calls libm; release builds inline it, debug builds of executables must link it.
         linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
@@ -54,7 +58,7 @@ let core: [Target] = [
     // bodies, problem+json, the opaque cursor and the page checksum.
     .target(
         name: "SyncContract",
-        dependencies: ["LinkProtocol", "TetherPrimitives", crypto],
+        dependencies: ["TetherSettings", "TetherPrimitives", crypto],
         path: "Sources/Core/SyncContract"
     ),
 ]
@@ -79,13 +83,13 @@ let bus: [Target] = [
 let gateway: [Target] = [
     // The local-first store: one GatewayDatabase owning a WAL DatabasePool (synchronous=FULL), migrations, the
     // consumption and device-settings services, the outbox, group commit with ACK-after-commit, storage limits.
-    .target(name: "TetherStore", dependencies: ["LinkProtocol", "TetherPrimitives", grdb], path: "Sources/Gateway/TetherStore"),
+    .target(name: "TetherStore", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives", grdb], path: "Sources/Gateway/TetherStore"),
 
     // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), device sessions (notifications →
     // LinkSession → group commit, ACK after commit), and the Gateway façade tetherd runs.
     .target(
         name: "TetherGateway",
-        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherPrimitives", "TetherStore", "DBus"],
+        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherStore", "DBus"],
         path: "Sources/Gateway/TetherGateway"
     ),
 
@@ -94,7 +98,7 @@ let gateway: [Target] = [
     .target(
         name: "TetherSync",
         dependencies: [
-            "SyncContract", "TetherStore", "LinkProtocol", "TetherPrimitives",
+            "SyncContract", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives",
             httpClient, nioSSL, nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), logging, serviceLifecycle,
         ],
         path: "Sources/Gateway/TetherSync"
@@ -105,7 +109,7 @@ let gateway: [Target] = [
     .target(
         name: "TetherDaemon",
         dependencies: [
-            "ControlContract", "DBus", "TetherStore", "LinkProtocol", "TetherPrimitives", "TetherGateway", "TetherSync",
+            "ControlContract", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherGateway", "TetherSync",
             .product(name: "TOMLKit", package: "TOMLKit"), logging,
             .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), hummingbird, argumentParser,
@@ -124,7 +128,7 @@ let gateway: [Target] = [
     // Firmware transcripts: the text format, the replayer that drives them through a real gateway session, the
     // outcome it reports, and the scenarios that recorded Firmware-fixtures/.
     .target(
-        name: "TetherReplay", dependencies: ["LinkProtocol", "TetherPrimitives", "DeviceFirmware"],
+        name: "TetherReplay", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives", "DeviceFirmware"],
         path: "Sources/Gateway/TetherReplay"
     ),
 
@@ -145,7 +149,7 @@ let backend: [Target] = [
     .target(
         name: "TetherServer",
         dependencies: [
-            "SyncContract", "LinkProtocol", "TetherPrimitives",
+            "SyncContract", "TetherSettings", "TetherPrimitives",
             hummingbird, .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             grdb, postgres, crypto, logging, serviceLifecycle, nioSSL, argumentParser,
@@ -159,26 +163,26 @@ let backend: [Target] = [
 let simulation: [Target] = [
     // The device side of the link protocol (a firmware model on the same codec) and LinkPair, which joins it to a
     // gateway session under a manual clock with fault injection.
-    .target(name: "DeviceFirmware", dependencies: ["LinkProtocol", "TetherPrimitives"], path: "Sources/Simulation/DeviceFirmware"),
+    .target(name: "DeviceFirmware", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"], path: "Sources/Simulation/DeviceFirmware"),
 
     // A BlueZ simulator that bleak accepts: org.bluez on a private bus in BlueZ's signal order, each device driven by
     // the device model, plus fault injection through io.tether.Simulator1.
     .target(
-        name: "BlueZSimulator", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"],
+        name: "BlueZSimulator", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/BlueZSimulator", exclude: ["README.md"]
     ),
 
     // A Tether device on a real controller (the real-BlueZ VM scenario): the device model behind a GATT
     // application and an LE advertisement registered with bluetoothd, with a fixed-passkey agent.
     .target(
-        name: "TetherPeripheral", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherPrimitives", argumentParser],
+        name: "TetherPeripheral", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives", argumentParser],
         path: "Sources/Simulation/TetherPeripheral"
     ),
 
     // Drives the device model against a real store across process kills: the gateway child and the parent that plays
     // the devices and SIGKILLs it (the crash test and scripts' crash soak).
     .target(
-        name: "TetherStoreSimulation", dependencies: ["TetherStore", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"],
+        name: "TetherStoreSimulation", dependencies: ["TetherStore", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/TetherStoreSimulation"
     ),
 ]
@@ -218,7 +222,7 @@ let testSupport: [Target] = [
     .target(
         name: "TetherSyncTesting",
         dependencies: [
-            "TetherServer", "SyncContract", "TetherStore", "LinkProtocol", "TetherPrimitives",
+            "TetherServer", "SyncContract", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives",
             postgres, hummingbird, logging, serviceLifecycle,
         ],
         path: "Tests/Support/TetherSyncTesting"
@@ -227,44 +231,44 @@ let testSupport: [Target] = [
 
 let tests: [Target] = [
     .testTarget(name: "TetherPrimitivesTests", dependencies: ["TetherPrimitives"]),
-    .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "TetherPrimitives"]),
+    .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"]),
     .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor", "TetherPrimitives"]),
-    .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol", "TetherPrimitives"]),
+    .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"]),
     .testTarget(
         name: "TetherReplayTests",
-        dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"]
+        dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
     ),
     .testTarget(
         name: "TetherStoreTests",
         dependencies: [
-            "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "DeviceFirmware", "LinkProtocol",
+            "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "DeviceFirmware", "LinkProtocol", "TetherSettings",
             "TetherPrimitives", grdb,
         ]
     ),
     .testTarget(name: "DBusTests", dependencies: ["DBus"]),
     .testTarget(
-        name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherPrimitives"]
+        name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
     ),
     .testTarget(
         name: "BlueZSimulatorTests",
-        dependencies: ["BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherPrimitives"],
+        dependencies: ["BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         exclude: ["bleak_client.py"]
     ),
     .testTarget(
         name: "TetherPeripheralTests",
-        dependencies: ["TetherPeripheral", "DBus", "DeviceFirmware", "LinkProtocol", "TetherPrimitives"]
+        dependencies: ["TetherPeripheral", "DBus", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
     ),
     .testTarget(
         name: "TetherGatewayTests",
         dependencies: [
-            "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol",
+            "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol", "TetherSettings",
             "ConnectionSupervisor", "TetherPrimitives",
         ]
     ),
     .testTarget(
         name: "TetherServerTests",
         dependencies: [
-            "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol", "TetherPrimitives",
+            "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol", "TetherSettings", "TetherPrimitives",
             grdb, httpClient, nioCore, nioSSL,
         ]
     ),
@@ -272,13 +276,13 @@ let tests: [Target] = [
         name: "TetherSyncTests",
         dependencies: [
             "TetherSync", "TetherServer", "TetherServerCommand", "TetherSyncTesting", "TetherStore", "SyncContract",
-            "LinkProtocol", "TetherPrimitives", httpClient, hummingbird, nioCore, logging, serviceLifecycle,
+            "LinkProtocol", "TetherSettings", "TetherPrimitives", httpClient, hummingbird, nioCore, logging, serviceLifecycle,
         ]
     ),
     .testTarget(
         name: "TetherDaemonTests",
         dependencies: [
-            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "TetherPrimitives", "BlueZSimulator",
+            "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "BlueZSimulator",
             "TetherSyncTesting", "TetherServer", grdb,
         ]
     ),
@@ -308,6 +312,7 @@ let package = Package(
         .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
         // Libraries the Benchmarks/ and Fuzz/ packages build on.
         .library(name: "TetherPrimitives", targets: ["TetherPrimitives"]),
+        .library(name: "TetherSettings", targets: ["TetherSettings"]),
         .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
         .library(name: "ConnectionSupervisor", targets: ["ConnectionSupervisor"]),
         .library(name: "SyncContract", targets: ["SyncContract"]),

@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkProtocol
+import TetherSettings
 
 /// Every message against bytes written by hand from §7's layouts, both ways.
 @Suite("Golden vectors (§4, §7)")

@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkProtocol
+import TetherSettings
 
 @Suite("Gateway link session (§6, §8, §11)")
 struct LinkSessionTests {

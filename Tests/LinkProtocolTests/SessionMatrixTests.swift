@@ -1,5 +1,6 @@
 import Testing
 @testable import LinkProtocol
+import TetherSettings
 
 /// Every phase of §11 against every kind of input: the session never crashes, never ACKs what it has not
 /// stored, never talks when it has no link, and keeps its phase rules.

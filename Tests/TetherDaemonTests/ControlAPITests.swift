@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import TetherStore
 import TetherPrimitives
+import TetherSettings
 
 /// io.tether.Gateway1 on a private bus, served by a real tetherd process whose devices are tether-sim's.
 @Suite(.serialized) struct ControlAPITests {

@@ -3,6 +3,7 @@ import Testing
 import LinkProtocol
 import TetherPrimitives
 @testable import TetherReplay
+import TetherSettings
 
 /// The fixtures against statements that do not come from the code they check (Firmware-fixtures/README.md):
 /// `tools/linkspec.py` reads every transcript by docs/link-protocol.md alone and holds it against the hand-written

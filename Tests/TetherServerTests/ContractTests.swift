@@ -2,6 +2,7 @@ import Foundation
 import LinkProtocol
 import SyncContract
 import Testing
+import TetherSettings
 
 @Suite("the wire contract: checksum, cursor, entity ids, push bodies")
 struct ContractTests {

@@ -5,6 +5,7 @@ import LinkProtocol
 import Testing
 @testable import TetherStore
 import TetherPrimitives
+import TetherSettings
 
 @Suite("ConsumptionService: events and their outbox commands, one transaction")
 struct ConsumptionServiceTests {

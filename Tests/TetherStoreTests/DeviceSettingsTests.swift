@@ -4,6 +4,7 @@ import LinkProtocol
 import Testing
 @testable import TetherStore
 import TetherPrimitives
+import TetherSettings
 
 @Suite("Device settings: desired vs reported, three-way merge, apply on connect")
 struct DeviceSettingsTests {

@@ -7,6 +7,7 @@ import TetherStore
 import TetherSync
 import TetherSyncTesting
 import TetherPrimitives
+import TetherSettings
 
 @Suite("dead letters, conflicts and settings, end to end")
 struct DeadLetterConflictSettingsTests {

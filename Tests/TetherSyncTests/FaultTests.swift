@@ -7,6 +7,7 @@ import TetherStore
 import TetherSync
 import TetherSyncTesting
 import TetherPrimitives
+import TetherSettings
 
 @Suite("failure classes: retry, back off, honour Retry-After, drain at once")
 struct FaultTests {

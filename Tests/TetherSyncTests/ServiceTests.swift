@@ -8,6 +8,7 @@ import TetherStore
 import TetherSync
 import TetherSyncTesting
 import TetherPrimitives
+import TetherSettings
 
 @Suite("the sync service: triggers, one sync at a time, graceful stop", .serialized)
 struct ServiceTests {

@@ -7,6 +7,7 @@ import TetherStore
 import TetherSync
 import TetherSyncTesting
 import TetherPrimitives
+import TetherSettings
 
 /// Issue 5, "409 → for device settings a three-way merge": a technician's change carries the server version it was
 /// based on, so a pull that brings a newer server version before the change is pushed neither overwrites it nor

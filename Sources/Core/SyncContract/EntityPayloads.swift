@@ -1,4 +1,3 @@
-import LinkProtocol
 
 // The entity documents a command carries in `payload`: the full state for create and update. They are the JSON
 // the gateway's outbox stores (TetherStore's `OutboxPayloads`), field for field; docs/sync-api.yaml describes

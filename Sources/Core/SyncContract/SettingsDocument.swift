@@ -1,4 +1,4 @@
-import LinkProtocol
+import TetherSettings
 
 /// Device settings on the wire: the JSON of LinkProtocol's `DeviceSettings` (named known settings, `unknown`
 /// TLV records kept as they came), read leniently (every field optional, `unknown` too) and validated apart from

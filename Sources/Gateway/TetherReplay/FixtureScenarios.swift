@@ -1,6 +1,7 @@
 import LinkProtocol
 import DeviceFirmware
 import TetherPrimitives
+import TetherSettings
 
 /// The sessions recorded into `Firmware-fixtures/`: each a firmware build, a link with or without faults, and a
 /// script of what the user and the device do. Recording runs the firmware model against the gateway session in a

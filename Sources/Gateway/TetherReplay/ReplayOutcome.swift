@@ -1,4 +1,5 @@
 import LinkProtocol
+import TetherSettings
 
 /// What the gateway concluded from a transcript: the rows it stored and the frames it answered with. Encoded as
 /// JSON (sorted keys) for `--json` and the fixtures' expected-outcome files; rendered as tables for people.

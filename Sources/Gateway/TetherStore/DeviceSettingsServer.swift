@@ -1,6 +1,7 @@
 import GRDB
 import LinkProtocol
 import TetherPrimitives
+import TetherSettings
 
 /// The server's side of a device's settings (docs/sync.md, "Settings"; issue 5: "409 → for device settings a
 /// three-way merge"). A technician's change carries the server version its desired settings build on

@@ -1,6 +1,7 @@
 import GRDB
 import LinkProtocol
 import TetherPrimitives
+import TetherSettings
 
 /// Desired settings (from the backend or a technician) against reported ones (the device's CONFIG_DATA), with
 /// versions and a three-way merge against the last synced base (§7.11, docs/store.md "Device settings").

@@ -1,5 +1,6 @@
 import Foundation
 import LinkProtocol
+import TetherSettings
 
 /// The JSON bodies of outbox commands: each entity's full state (create, update) or identity (delete), in the
 /// shape the backend API takes. Event payloads sit on the ingest hot path, so they are written directly rather

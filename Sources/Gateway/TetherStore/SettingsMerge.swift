@@ -1,4 +1,5 @@
 import LinkProtocol
+import TetherSettings
 
 /// One setting changed differently on both sides since the last sync. Values are the TLV value bytes of §7.11
 /// (`nil`: the side does not have the setting), so unknown keys merge and conflict like known ones.

@@ -3,6 +3,7 @@ import LinkProtocol
 import SyncContract
 import TetherStore
 import TetherPrimitives
+import TetherSettings
 
 /// Applies pulled changes to the gateway through TetherStore's public API, one store transaction per change,
 /// idempotently: the server versions recorded in `ServerVersions` make a change applied once a no-op, so a page

@@ -1,4 +1,5 @@
 import LinkProtocol
+import TetherSettings
 
 /// What a firmware build is: identity, protocol versions and behaviour knobs of the device model.
 public struct FirmwareProfile: Hashable, Sendable {

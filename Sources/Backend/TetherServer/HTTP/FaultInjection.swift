@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import NIOCore
-import LinkProtocol
 import Synchronization
 import SyncContract
 import TetherPrimitives

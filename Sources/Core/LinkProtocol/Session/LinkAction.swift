@@ -1,4 +1,5 @@
 import TetherPrimitives
+import TetherSettings
 /// An order from the link session to the code around it (§ references in `LinkSession`).
 public enum LinkAction: Hashable, Sendable {
     /// Write one ATT value to the RX characteristic without response (§2.1).

@@ -1,5 +1,6 @@
 import DBus
 import LinkProtocol
+import TetherSettings
 
 /// The device settings as the control API names and types them (docs/control-api.md, "Settings"): link protocol
 /// §7.11's known keys, `u` for numbers and `b` for switches. Unknown keys are shown as `key<N>` with their bytes

@@ -1,5 +1,6 @@
 import GRDB
 import LinkProtocol
+import TetherSettings
 
 /// A row of `deviceSettings`: what is wanted on a device, what it reported, and the last state both agreed on
 /// (the base of the three-way merge, `SettingsMerge`). Settings columns hold JSON.

@@ -1,39 +1,6 @@
-import TetherPrimitives
-/// The settings of a device (§7.11) with the version they belong to: CONFIG_DATA and SET_CONFIG.
-public struct DeviceConfig: Hashable, Sendable {
-    public var version: UInt32
-    public var settings: DeviceSettings
-
-    public init(version: UInt32, settings: DeviceSettings) {
-        self.version = version
-        self.settings = settings
-    }
-
-    init(reading reader: inout ByteReader) throws(FrameError) {
-        guard let version = reader.readUInt32() else { throw FrameError(.malformed, reason: "config needs a 4-byte version") }
-        var records: [SettingRecord] = []
-        while reader.remaining > 0 {
-            guard let key = reader.readUInt8(), let length = reader.readUInt8(), let value = reader.readBytes(Int(length))
-            else { throw FrameError(.malformed, reason: "config TLV record cut short") }
-            records.append(SettingRecord(key: key, value: Array(value)))
-        }
-        do {
-            self.init(version: version, settings: try DeviceSettings(records: records))
-        } catch {
-            throw FrameError(.malformed, reason: error.description)
-        }
-    }
-
-    func write(to writer: inout ByteWriter) {
-        writer.write(version)
-        for record in settings.records {
-            writer.write(record.key)
-            writer.write(UInt8(record.value.count))
-            writer.write(contentsOf: record.value)
-        }
-    }
-}
-
+/// The device settings of link protocol §7.11 as values: the known keys and their ranges, TLV records, records of
+/// unknown keys kept as they came. Their own module so that the sync contract and the backend can validate settings
+/// without the link protocol; the link protocol's SET_CONFIG / CONFIG_DATA carry them (`DeviceConfig`).
 /// One TLV record of §7.11.
 public struct SettingRecord: Hashable, Sendable {
     public var key: UInt8
@@ -58,6 +25,11 @@ public struct DeviceSettings: Hashable, Sendable, Codable {
     public struct UnknownSetting: Hashable, Sendable, Codable {
         public var key: UInt8
         public var value: [UInt8]
+
+        public init(key: UInt8, value: [UInt8]) {
+            self.key = key
+            self.value = value
+        }
     }
 
     public struct InvalidSetting: Error, Hashable, Sendable, CustomStringConvertible {
