@@ -230,7 +230,8 @@ public actor Gateway {
         return GatewayStatus(
             bluezAvailable: bluezAvailable, agentError: agentError, adapter: adapter.path.rawValue, scanning: scanning,
             devicesKnown: addresses.count,
-            devicesConnected: sessions.values.count { $0.counters.withLock { $0.linkIsUp } },
+            // The same state `devices()` shows: one definition of "connected" (GatewayDevice.State).
+            devicesConnected: addresses.count { snapshot($0).state == .connected },
             eventsStoredSinceStart: sessions.values.reduce(0) { $0 + $1.counters.withLock { $0.eventsStoredSinceStart } })
     }
 
@@ -265,10 +266,9 @@ public actor Gateway {
         var device = GatewayDevice(address: address)
         device.paired = wanted.contains(address)
         device.serial = serials[address]
-        if let status = statuses[address] {
-            device.state = GatewayDevice.State(status.phase)
-            device.attempts = status.attempts
-        }
+        let linkIsUp = sessions[address]?.counters.withLock { $0.linkIsUp } ?? false
+        device.state = GatewayDevice.State(statuses[address]?.phase, linkIsUp: linkIsUp)
+        if let status = statuses[address] { device.attempts = status.attempts }
         device.lastError = lastErrors[address]
         if let seen = seen[address] {
             device.name = seen.name
@@ -356,11 +356,20 @@ public actor Gateway {
         let session = DeviceSession(
             address: address, storage: storage, configuration: configuration, clock: clock,
             abandon: { reason in await driver.abandonLink(address, reason: reason) },
+            healthy: { [weak self] in await self?.linkHealthy(address) },
             named: { [weak self] serial in await self?.deviceNamed(address, serial: serial) },
             changed: { [weak self] in Task { await self?.markDirty(address) } })
         sessions[address] = session
         sessionTasks[address] = Task { await session.run() }
         return session
+    }
+
+    /// The device's session completed its handshake on this link: the link is healthy, so the device's last error
+    /// goes and the supervisor forgives its failed attempts.
+    private func linkHealthy(_ address: String) async {
+        lastErrors[address] = nil
+        markDirty(address)
+        await driver.linkHealthy(address)
     }
 
     /// The device's DEVICE_INFO is durably stored: the registry links the address to the serial and records the
