@@ -37,6 +37,7 @@ struct LinkPairTests {
         // reboot at 250 ms ends the link with the third request unanswered.
         pair.schedule(.reboot, at: simulationStart.advanced(by: .milliseconds(250)))
         pair.scheduleHits(count: 5, every: .milliseconds(1), from: simulationStart.advanced(by: .seconds(3)))
+        pair.run(for: .seconds(4))  // every hit recorded: "settled" means stored from here on
         pair.runUntilSettled(limit: .seconds(30))
         pair.run(for: .seconds(5))
         #expect(pair.isSettled)
@@ -61,6 +62,7 @@ struct LinkPairTests {
         configuration.desiredConfig = desired
         var pair = LinkPair(firmware: profile, configuration: configuration, seed: 5, start: simulationStart)
         pair.scheduleHits(count: 100, every: .milliseconds(1), from: simulationStart)
+        pair.run(for: .seconds(1))  // every hit recorded: "settled" means stored from here on
         pair.runUntilSettled(limit: .seconds(120))
         pair.run(for: .seconds(10))
         #expect(pair.connections == 1)
@@ -80,6 +82,7 @@ struct LinkPairTests {
         var pair = LinkPair(firmware: .v1_4(serial: "TT-HOLD"), configuration: configuration, seed: 6, start: simulationStart)
         pair.schedule(.storageFull(for: .seconds(20)), at: simulationStart)
         pair.scheduleHits(count: 30, every: .milliseconds(1), from: simulationStart)
+        pair.run(for: .seconds(1))
         pair.runUntilSettled(limit: .seconds(120))
         pair.run(for: .seconds(10))
         #expect(pair.connections == 1)
