@@ -323,7 +323,9 @@ struct SupervisorDriverTests {
                 return connected == .bool(true) && pending == 0
             }
             #expect(await bench.phase(1) == .connected)
-            #expect(await bench.driver.status(of: address)?.attempts == 0)
+            // At most the current generation's failed Connect (against the absent bluetoothd) counts: attempts are
+            // forgiven by a healthy link, not by this Connect (rule 3); the stale failure would make it two.
+            #expect((await bench.driver.status(of: address)?.attempts ?? 99) <= 1)
             #expect(await bench.driver.connectedAddresses == [address])
             #expect(bench.linkUps(1) == 1)
         }
