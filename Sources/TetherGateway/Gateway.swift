@@ -43,6 +43,9 @@ public actor Gateway {
     /// Adopted devices whose bond the supervisor's RemoveDevice deleted: bonded again when their link is back.
     private var rebondPending: Set<String> = []
     private var lastErrors: [String: String] = [:]
+    /// Devices whose bond is gone and could not be made again without a technician: a standing condition, shown
+    /// when no newer error is, and kept through healthy links until the device is paired or forgotten.
+    private var bondsLost: [String: String] = [:]
     private var seen: [String: Seen] = [:]
     private var serials: [String: String] = [:]
     private var scanning = false
@@ -269,7 +272,7 @@ public actor Gateway {
         let linkIsUp = sessions[address]?.counters.withLock { $0.linkIsUp } ?? false
         device.state = GatewayDevice.State(statuses[address]?.phase, linkIsUp: linkIsUp)
         if let status = statuses[address] { device.attempts = status.attempts }
-        device.lastError = lastErrors[address]
+        device.lastError = lastErrors[address] ?? bondsLost[address]
         if let seen = seen[address] {
             device.name = seen.name
             device.rssi = seen.rssi
@@ -443,7 +446,7 @@ public actor Gateway {
 
     private func rebondFinished(_ address: String, failure: String?) async {
         pairingRouter.end()
-        if let failure { lastErrors[address] = failure }
+        bondsLost[address] = failure
         markDirty(address)
         // The link may have dropped meanwhile: the next linkUp sets it up.
         guard await driver.connectedAddresses.contains(address), wanted.contains(address) else { return }
@@ -632,6 +635,7 @@ public actor Gateway {
             throw .pairingFailed("\(error)")
         }
         try? await device.setTrusted(true)
+        bondsLost[address] = nil
         adopt(address)
         return snapshot(address)
     }
@@ -649,6 +653,7 @@ public actor Gateway {
         guard let address = resolve(serialOrAddress) else { throw .unknownDevice(serialOrAddress) }
         wanted.remove(address)
         rebondPending.remove(address)
+        bondsLost[address] = nil
         await driver.unwant(address)
         await notificationSource.forget(adapter.devicePath(address: address))
         do {
