@@ -87,9 +87,93 @@ func timer(_ orders: [SupervisorOrder]) -> SupervisorInstant? {
             now = until
             #expect(connects(supervisor.handle(.timerFired(at: now))) == [a])
         }
+        // A Connect alone forgives nothing (its link may still fail, rule 3); a healthy link forgives everything.
         _ = supervisor.handle(.connectSucceeded(a, at: now + .milliseconds(1)))
-        #expect(supervisor.status(of: a)?.attempts == 0)
+        #expect(supervisor.status(of: a)?.attempts == 12)
         #expect(supervisor.status(of: a)?.lastError == .abort)
+        _ = supervisor.handle(.linkHealthy(a, at: now + .milliseconds(2)))
+        #expect(supervisor.status(of: a)?.attempts == 0)
+        #expect(supervisor.status(of: a)?.lastError == nil)
+    }
+
+    /// Rule 3 for links: Connect succeeds every time, the set-up fails every time (AcquireNotify refused). Each
+    /// failure is a failed attempt: Disconnect, then a backoff that grows — not a reconnect through the token
+    /// bucket at once, which cost a Connect about once a second.
+    @Test func aLinkThatFailsBeforeItIsHealthyBacksOffUntilALinkIsHealthy() throws {
+        var supervisor = ConnectionSupervisor(configuration: configuration())
+        #expect(supervisor.handle(.deviceWanted(a, at: ms(0))) == [.connect(a)])
+        var now = ms(0)
+        var backoffs: [Duration] = []
+        for attempt in 1...6 {
+            now = now + .milliseconds(20)
+            #expect(connects(supervisor.handle(.connectSucceeded(a, at: now))).isEmpty)
+            now = now + .milliseconds(30)
+            let orders = supervisor.handle(.linkFailed(a, at: now))
+            #expect(orders.first == .disconnect(a))
+            #expect(connects(orders).isEmpty)
+            let status = try #require(supervisor.status(of: a))
+            #expect(status.attempts == attempt)
+            #expect(status.lastError == .linkFailed)
+            guard case .abandoning(_, let retryDelay) = status.phase else {
+                Issue.record("expected abandoning, got \(status.phase)")
+                return
+            }
+            // Connected=false: the backoff starts, and nothing connects before its deadline.
+            now = now + .milliseconds(5)
+            #expect(connects(supervisor.handle(.disconnected(a, at: now))).isEmpty)
+            guard case .backingOff(let until)? = supervisor.status(of: a)?.phase else {
+                Issue.record("expected a backoff after Connected=false")
+                return
+            }
+            #expect(until - now == retryDelay)
+            #expect(retryDelay <= min(Duration.milliseconds(100) * (1 << (attempt - 1)), .seconds(2)))
+            backoffs.append(retryDelay)
+            if until > now {
+                #expect(connects(supervisor.handle(.timerFired(at: until + .nanoseconds(-1)))).isEmpty)
+            }
+            now = until
+            #expect(connects(supervisor.handle(.timerFired(at: now))) == [a])
+        }
+        #expect(backoffs.max()! > .milliseconds(100), "the backoff never grew past its base: \(backoffs)")
+        // A Connect alone forgives nothing; the healthy link does. Then a dropped link reconnects at once (rule 5).
+        now = now + .milliseconds(20)
+        _ = supervisor.handle(.connectSucceeded(a, at: now))
+        #expect(supervisor.status(of: a)?.attempts == 6)
+        _ = supervisor.handle(.linkHealthy(a, at: now + .milliseconds(100)))
+        #expect(supervisor.status(of: a)?.attempts == 0)
+        #expect(supervisor.status(of: a)?.lastError == nil)
+        #expect(supervisor.handle(.disconnected(a, at: now + .seconds(1))) == [.connect(a)])
+    }
+
+    @Test func aFailedLinkIsRetriedAfterItsBackoffEvenIfConnectedFalseNeverComesOrBluetoothdRestarts() throws {
+        var supervisor = ConnectionSupervisor(configuration: configuration())
+        _ = supervisor.handle(.deviceWanted(a, at: ms(0)))
+        _ = supervisor.handle(.deviceWanted(b, at: ms(1)))
+        _ = supervisor.handle(.connectSucceeded(a, at: ms(10)))
+        _ = supervisor.handle(.connectSucceeded(b, at: ms(20)))
+        let orders = supervisor.handle(.linkFailed(a, at: ms(30)))
+        #expect(timer(orders) == ms(30) + .seconds(5))
+        _ = supervisor.handle(.linkFailed(b, at: ms(40)))
+        // a: Connected=false never comes; the clearing timeout bounds the wait, then the backoff runs.
+        #expect(connects(supervisor.handle(.timerFired(at: ms(4000)))).isEmpty)
+        #expect(connects(supervisor.handle(.timerFired(at: ms(5030)))).isEmpty)
+        guard case .backingOff(let aUntil)? = supervisor.status(of: a)?.phase else {
+            Issue.record("a: expected a backoff once the clearing timeout passed")
+            return
+        }
+        #expect(aUntil <= ms(5030) + .milliseconds(100))
+        let aRetry = max(aUntil, ms(5030))
+        #expect(connects(supervisor.handle(.timerFired(at: aRetry))) == [a])
+        // b: bluetoothd restarts while its failed link is being dropped (or just after its clearing timeout); its
+        // backoff still applies.
+        let restartAt = aRetry + .milliseconds(1)
+        let restart = supervisor.handle(.bluezRestarted(at: restartAt))
+        #expect(!connects(restart).contains(b))
+        guard case .backingOff(let bUntil)? = supervisor.status(of: b)?.phase else {
+            Issue.record("b: expected a backoff after the restart, got \(String(describing: supervisor.status(of: b)?.phase))")
+            return
+        }
+        #expect(bUntil >= ms(5030) && bUntil <= restartAt + .milliseconds(100))
     }
 
     @Test func inProgressDisconnectsRemovesAndWaitsForConnectedFalse() {
@@ -293,8 +377,13 @@ func timer(_ orders: [SupervisorOrder]) -> SupervisorInstant? {
                 }
             case 7:
                 if let address = linkUp.randomElement(using: &random) {
-                    linkUp.remove(address)
-                    apply(.disconnected(address, at: now))
+                    switch random.next() % 3 {
+                    case 0: apply(.linkFailed(address, at: now))  // its Disconnect order is pending now
+                    case 1: apply(.linkHealthy(address, at: now))
+                    default:
+                        linkUp.remove(address)
+                        apply(.disconnected(address, at: now))
+                    }
                 }
             case 8:
                 if random.next() % 50 == 0 {

@@ -185,6 +185,44 @@ struct LinkSessionTests {
         #expect(harness.receive(hit(0)).isEmpty)
     }
 
+    @Test("a request waiting behind the device's stream is repeated but not counted; a silent device is given up (§8.7)")
+    func busyIsNotUnresponsive() {
+        var harness = SessionHarness()
+        harness.handshake()
+        let getConfigs = { (harness: SessionHarness) in harness.sent.filter { $0.header.type == MessageType.getConfig.rawValue } }
+        #expect(getConfigs(harness).count == 1)
+        // A store of the device's events is in progress: the device's window waits on us.
+        harness.receive(hit(0))
+        for _ in 0..<5 {
+            harness.advance(milliseconds: 1500)
+            harness.fire(.request)
+        }
+        #expect(harness.disconnects.isEmpty)
+        #expect(getConfigs(harness).count == 6)
+        #expect(getConfigs(harness).dropFirst().allSatisfy { $0.header.flags.contains(.retransmit) })
+        harness.persistAll()
+        // The stream moves: a new event each attempt, stored at once.
+        for sequence in 1...4 {
+            harness.receive(hit(UInt32(sequence)))
+            harness.persistAll()
+            harness.advance(milliseconds: 1500)
+            harness.fire(.request)
+        }
+        #expect(harness.disconnects.isEmpty)
+        // Only retransmissions of what is stored: alive, but no progress. Three counted attempts, then give up.
+        harness.deviceSequence = 1
+        let repeated = harness.frame(hit(0), flags: .retransmit)
+        harness.receive(repeated)
+        harness.advance(milliseconds: 1500)
+        harness.fire(.request)
+        harness.advance(milliseconds: 1500)
+        harness.fire(.request)
+        #expect(harness.disconnects.isEmpty)
+        harness.advance(milliseconds: 1500)
+        harness.fire(.request)
+        #expect(harness.disconnects == [.unresponsive(.getConfig)])
+    }
+
     @Test("nothing is written after the order to disconnect (found by LinkSessionFuzzer)")
     func noWriteAfterDisconnect() {
         func check(_ actions: [LinkAction], _ label: String) {
@@ -285,6 +323,66 @@ struct LinkSessionTests {
         #expect(harness.sent.filter { $0.header.type == MessageType.timeSyncRequest.rawValue }.count == before + 1)
         harness.receive(hit(1, boot: 7))  // a late event of the old boot is no reboot
         #expect(harness.reports.filter { if case .rebootDetected = $0 { true } else { false } }.count == 1)
+    }
+
+    /// Answers the outstanding time-sync request after `roundTrip` ms, as a device of `boot` whose clock reads
+    /// `ticks`.
+    private func answerTimeSync(_ harness: inout SessionHarness, roundTrip: Int64, boot: UInt16 = 7, ticks: UInt32) throws {
+        let request = try #require(harness.lastSent(.timeSyncRequest))
+        harness.advance(milliseconds: roundTrip)
+        harness.receive(.timeSyncResponse(TimeSyncResponse(requestSequence: request.header.sequence, bootCounter: boot, receiveTicks: ticks, transmitTicks: ticks)))
+    }
+
+    private func anchors(_ harness: SessionHarness) -> [TimeAnchor] {
+        harness.persists.flatMap(\.items).compactMap { if case .anchor(_, let anchor) = $0 { anchor } else { nil } }
+    }
+
+    @Test("a burst cut short by the link's end anchors the boot with its fastest sample so far (§9.3, §9.7)")
+    func burstCutShortByDisconnect() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        try answerTimeSync(&harness, roundTrip: 30, ticks: 5000)
+        harness.advance(milliseconds: 100)
+        harness.fire(.timeSync)
+        try answerTimeSync(&harness, roundTrip: 14, ticks: 5200)
+        harness.advance(milliseconds: 100)
+        harness.fire(.timeSync)
+        // The device powers off with the third request unanswered: the link ends inside the first burst.
+        #expect(anchors(harness).isEmpty)
+        harness.advance(milliseconds: 50)
+        harness.record(harness.session.disconnected(at: harness.now))
+        #expect(anchors(harness).map(\.roundTripNanoseconds) == [14_000_000])
+        #expect(anchors(harness).allSatisfy { $0.bootCounter == 7 })
+        #expect(harness.session.clock.hasAnchor(boot: 7))
+        #expect(harness.reports.contains { if case .anchorAdded(_, samples: 2) = $0 { true } else { false } })
+        // The next connection's burst starts from nothing: the used samples are not anchored twice.
+        harness.persistAll()
+        harness.connect()
+        harness.receive(.deviceInfo(SessionHarness.info))
+        harness.record(harness.session.disconnected(at: harness.now))
+        #expect(anchors(harness).isEmpty)  // persistAll took the first anchor's batch: nothing new since
+    }
+
+    @Test("a reboot inside a burst anchors the old boot with its samples and measures the new one (§9.3, §9.6)")
+    func burstCutShortByReboot() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        try answerTimeSync(&harness, roundTrip: 22, ticks: 5000)
+        harness.advance(milliseconds: 100)
+        harness.fire(.timeSync)
+        // An event of boot 8 arrives: the device rebooted. The burst restarts for boot 8.
+        harness.receive(hit(0, boot: 8, ticks: 40))
+        #expect(anchors(harness).map(\.bootCounter) == [7])
+        #expect(anchors(harness).first?.roundTripNanoseconds == 22_000_000)
+        // A response of boot 8 inside the new burst, then one of boot 9: boot 8 gets its own anchor, never boot 9's.
+        try answerTimeSync(&harness, roundTrip: 18, boot: 8, ticks: 300)
+        harness.advance(milliseconds: 100)
+        harness.fire(.timeSync)
+        try answerTimeSync(&harness, roundTrip: 10, boot: 9, ticks: 20)
+        #expect(anchors(harness).map(\.bootCounter) == [7, 8])
+        #expect(anchors(harness).last?.roundTripNanoseconds == 18_000_000)
+        #expect(harness.session.clock.hasAnchor(boot: 7) && harness.session.clock.hasAnchor(boot: 8))
+        #expect(!harness.session.clock.hasAnchor(boot: 9))
     }
 
     @Test("a stalled partial frame is NACKed truncated when the stall timer fires (§3.4)")

@@ -178,8 +178,46 @@ struct SupervisorDriverTests {
             bench.clock.advance(to: until)
             try await bench.settle(1, "connected after the deadline") { $0 == .connected }
             #expect(try await bench.connectCalls(1) == 2)
-            #expect(await bench.driver.status(of: address)?.attempts == 0)
             #expect(bench.linkUps(1) == 1)
+            // The Connect alone forgives nothing (the link set-up may still fail); the healthy link does.
+            #expect(await bench.driver.status(of: address)?.attempts == 1)
+            #expect(await bench.driver.lastError(of: address) != nil)
+            await bench.driver.linkHealthy(address)
+            #expect(await bench.driver.status(of: address)?.attempts == 0)
+            #expect(await bench.driver.lastError(of: address) == nil)
+        }
+    }
+
+    /// Rule 3 for links: BlueZ's Connect succeeds, the link set-up fails (here: the gateway abandons it, as it does
+    /// when AcquireNotify is refused). The driver disconnects, and the next Connect waits for the backoff on the
+    /// manual clock — it used to come through the token bucket at once, about once a second, for ever.
+    @Test func aLinkWhoseSetUpFailsIsRetriedOnlyAtTheBackoffDeadline() async throws {
+        try await Bench.with(devices: 1) { bench in
+            let address = GatewayHarness.address(1)
+            await bench.driver.want(address)
+            try await bench.settle(1, "connected") { $0 == .connected }
+            for attempt in 1...2 {
+                #expect(bench.linkUps(1) == attempt)
+                await bench.driver.abandonLink(address, reason: "link set-up failed: AcquireNotify refused")
+                try await bench.settle(1, "backing off after the failed link", Self.isBackingOff)
+                #expect(try await bench.statistic(1, "connected") == .bool(false))
+                let status = try #require(await bench.driver.status(of: address))
+                #expect(status.attempts == attempt)
+                #expect(status.lastError == .linkFailed)
+                #expect(await bench.driver.lastError(of: address) == "link set-up failed: AcquireNotify refused")
+                guard case .backingOff(let until) = status.phase else { return }
+                #expect(until > bench.clock.now, "a zero delay would make this test say nothing")
+                try await waitUntil("the retry armed on the manual clock") { bench.clock.pendingDeadlines == [until] }
+                try await bench.giveAStrayConnectTimeToShow()
+                #expect(try await bench.connectCalls(1) == UInt32(attempt), "a Connect before the backoff deadline")
+                bench.clock.advance(to: until)
+                try await bench.settle(1, "connected after the backoff") { $0 == .connected }
+                #expect(try await bench.connectCalls(1) == UInt32(attempt + 1))
+            }
+            // A healthy link: attempts and the last error are forgiven.
+            await bench.driver.linkHealthy(address)
+            #expect(await bench.driver.status(of: address)?.attempts == 0)
+            #expect(await bench.driver.status(of: address)?.lastError == nil)
             #expect(await bench.driver.lastError(of: address) == nil)
         }
     }
@@ -285,7 +323,9 @@ struct SupervisorDriverTests {
                 return connected == .bool(true) && pending == 0
             }
             #expect(await bench.phase(1) == .connected)
-            #expect(await bench.driver.status(of: address)?.attempts == 0)
+            // At most the current generation's failed Connect (against the absent bluetoothd) counts: attempts are
+            // forgiven by a healthy link, not by this Connect (rule 3); the stale failure would make it two.
+            #expect((await bench.driver.status(of: address)?.attempts ?? 99) <= 1)
             #expect(await bench.driver.connectedAddresses == [address])
             #expect(bench.linkUps(1) == 1)
         }

@@ -87,9 +87,11 @@ check(all(stored[k] == produced[k] for k in set(stored) & set(produced)), "store
 anchor_boots = sorted(b for (b,) in gateway.execute(
     "SELECT DISTINCT a.bootCounter FROM timeAnchor a JOIN device d ON d.id = a.deviceId WHERE d.serial = ?", (serial,)))
 # §9.7: a hit whose boot has no anchor is stored without a wall-clock time. The device power-cycles right after 10
-# ACKs; under emulation that can fall inside tetherd's first 5-request time-sync burst (an anchor is taken only
-# at the end of a burst, §9.3), leaving boot 1 without an anchor (seen in 2 of 5 full VM runs). The boot after the
-# reconnect has no reboot to race: it must be anchored, and every hit of an anchored boot must have its time.
+# ACKs; under emulation that can fall inside tetherd's first 5-request time-sync burst. An anchor used to be taken
+# only at the end of a burst, leaving boot 1 without one (seen in 2 of 5 full VM runs); since §9.3 anchors a burst
+# cut short with its fastest sample, boot 1 lacks an anchor only if the reboot came before the first answer. The
+# boot after the reconnect has no reboot to race: it must be anchored, and every hit of an anchored boot must have
+# its time.
 last_boot = max(boots) if boots else None
 check(last_boot in anchor_boots, f"tetherd time-synced the device after the reconnect (anchors for boots {anchor_boots})")
 timed = [r for r in rows if r[0] in anchor_boots]

@@ -101,6 +101,8 @@ public struct GattCharacteristic: Hashable, Sendable {
         } catch {
             throw BlueZError.mapping(error)
         }
+        // If StartNotify fails, `values` is dropped on the way out: an AsyncStream that nobody holds terminates, so
+        // the match rule is removed then, not when the connection closes (SubscriptionCleanupTests counts them).
         _ = try await session.call(path, BlueZInterfaceName.gattCharacteristic, "StartNotify", timeout: timeout)
         return values
     }
@@ -128,7 +130,7 @@ public struct GattCharacteristic: Hashable, Sendable {
         } catch {
             throw BlueZError.mapping(error)
         }
-        try await callCharacteristic("StartNotify", timeout: timeout)
+        try await callCharacteristic("StartNotify", timeout: timeout)  // on failure `values` ends as it is dropped
         return values
     }
 

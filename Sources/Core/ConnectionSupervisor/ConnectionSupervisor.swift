@@ -8,7 +8,11 @@ import TetherPrimitives
 /// Rules:
 /// 1. One Connect in flight per adapter (BlueZ serialises LE connection attempts and answers InProgress otherwise).
 /// 2. At most `slotBudget` devices connected or connecting.
-/// 3. A failed connect backs off with full jitter: uniform in `[0, min(cap, base * 2^(attempts-1))]`.
+/// 3. A failed connect backs off with full jitter: uniform in `[0, min(cap, base * 2^(attempts-1))]`. So does a
+///    link that fails before it is healthy (set-up refused, the device unresponsive): Disconnect, wait for
+///    `Connected=false` (bounded by `clearingTimeout`), then the backoff — never a reconnect at once. Attempts
+///    count from the last healthy link, not the last successful Connect: a Connect that always succeeds followed
+///    by a set-up that always fails must still back off further each time.
 /// 4. InProgress for our own device: Disconnect, then RemoveDevice, then wait for `Connected=false` (bounded by
 ///    `clearingTimeout`) before the backoff starts.
 /// 5. A dropped link, and every link after a bluetoothd restart, is reconnected.
@@ -77,7 +81,7 @@ public struct ConnectionSupervisor: Sendable {
             case .connected:
                 record.phase = .disconnecting
                 orders.append(.disconnect(address))
-            case .connecting, .clearing, .disconnecting:
+            case .connecting, .clearing, .abandoning, .disconnecting:
                 break  // the pending outcome decides
             }
             records[address] = record
@@ -86,7 +90,7 @@ public struct ConnectionSupervisor: Sendable {
             now = at
             guard var record = records[address], record.phase == .connecting, inFlight == address else { return [] }
             inFlight = nil
-            record.attempts = 0
+            // Rule 3: attempts are forgiven by a healthy link (`linkHealthy`), not by a Connect alone.
             if record.wanted && !isShuttingDown {
                 record.phase = .connected
             } else {
@@ -109,7 +113,7 @@ public struct ConnectionSupervisor: Sendable {
                 record.phase = .clearing(deadline: at + configuration.clearingTimeout, retryDelay: delay)
                 orders.append(.disconnect(address))
                 orders.append(.removeDevice(address))
-            case .abort, .other:
+            case .abort, .other, .linkFailed:
                 if record.wanted && !isShuttingDown {
                     record.phase = .backingOff(until: at + delay)
                 } else {
@@ -117,6 +121,25 @@ public struct ConnectionSupervisor: Sendable {
                     return schedule(now: now, orders: orders)
                 }
             }
+            records[address] = record
+
+        case .linkFailed(let address, let at):
+            now = at
+            guard var record = records[address], record.phase == .connected else { return [] }
+            record.attempts += 1
+            record.lastError = .linkFailed
+            let delay = drawBackoff(attempts: record.attempts)
+            record.lastBackoff = delay
+            // Rule 3: the link is dropped and retried after the backoff, once Connected=false says it is down.
+            record.phase = .abandoning(deadline: at + configuration.clearingTimeout, retryDelay: delay)
+            orders.append(.disconnect(address))
+            records[address] = record
+
+        case .linkHealthy(let address, let at):
+            now = at
+            guard var record = records[address], record.phase == .connected else { return [] }
+            record.attempts = 0
+            record.lastError = nil
             records[address] = record
 
         case .disconnected(let address, let at):
@@ -131,7 +154,7 @@ public struct ConnectionSupervisor: Sendable {
                     records[address] = nil
                     return schedule(now: now, orders: [])
                 }
-            case .clearing(_, let retryDelay):
+            case .clearing(_, let retryDelay), .abandoning(_, let retryDelay):
                 if record.wanted && !isShuttingDown {
                     record.phase = .backingOff(until: at + retryDelay)
                 } else {
@@ -150,7 +173,12 @@ public struct ConnectionSupervisor: Sendable {
                 switch record.phase {
                 case .waiting, .backingOff:
                     continue
-                case .connecting, .connected, .clearing, .disconnecting:
+                case .abandoning(_, let retryDelay) where record.wanted && !isShuttingDown:
+                    // The failed link is gone with bluetoothd; its backoff still applies (rule 3).
+                    var updated = record
+                    updated.phase = .backingOff(until: at + retryDelay)
+                    records[address] = updated
+                case .connecting, .connected, .clearing, .abandoning, .disconnecting:
                     if record.wanted && !isShuttingDown {
                         var updated = record
                         updated.phase = .waiting
@@ -171,12 +199,13 @@ public struct ConnectionSupervisor: Sendable {
                     updated.phase = .waiting
                     updated.waitingSince = at
                     records[address] = updated
-                case .clearing(let deadline, let retryDelay) where deadline <= at:
+                case .clearing(let deadline, let retryDelay) where deadline <= at,
+                    .abandoning(let deadline, let retryDelay) where deadline <= at:
                     // Connected=false never came: retry anyway, after the backoff.
                     var updated = record
                     updated.phase = .backingOff(until: at + retryDelay)
                     records[address] = updated
-                case .waiting, .backingOff, .connecting, .connected, .clearing, .disconnecting:
+                case .waiting, .backingOff, .connecting, .connected, .clearing, .abandoning, .disconnecting:
                     continue
                 }
             }
@@ -196,7 +225,7 @@ public struct ConnectionSupervisor: Sendable {
                     record.phase = .disconnecting
                     orders.append(.disconnect(address))
                     if inFlight == address { inFlight = nil }
-                case .clearing, .disconnecting:
+                case .clearing, .abandoning, .disconnecting:
                     break
                 }
                 records[address] = record
@@ -231,7 +260,7 @@ public struct ConnectionSupervisor: Sendable {
         for record in records.values {
             switch record.phase {
             case .backingOff(let until): consider(until)
-            case .clearing(let clearDeadline, _): consider(clearDeadline)
+            case .clearing(let clearDeadline, _), .abandoning(let clearDeadline, _): consider(clearDeadline)
             case .waiting, .connecting, .connected, .disconnecting: break
             }
         }

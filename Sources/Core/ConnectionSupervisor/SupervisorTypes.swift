@@ -51,6 +51,8 @@ public enum ConnectFailureKind: Hashable, Sendable {
     case abort
     /// Anything else, including the driver's own timeout.
     case other
+    /// The Connect succeeded, but the link failed before it was healthy (`SupervisorInput.linkFailed`).
+    case linkFailed
 }
 
 /// A fact the driver reports.
@@ -59,6 +61,12 @@ public enum SupervisorInput: Hashable, Sendable {
     case deviceUnwanted(DeviceAddress, at: SupervisorInstant)
     case connectSucceeded(DeviceAddress, at: SupervisorInstant)
     case connectFailed(DeviceAddress, ConnectFailureKind, at: SupervisorInstant)
+    /// A connected device's link could not be set up, or was given up before it became healthy (GATT missing,
+    /// AcquireNotify refused, the device unresponsive): rule 3 backs it off like a failed Connect.
+    case linkFailed(DeviceAddress, at: SupervisorInstant)
+    /// The device's link is set up and working (its session's handshake completed): its failed attempts and last
+    /// error are forgiven.
+    case linkHealthy(DeviceAddress, at: SupervisorInstant)
     /// `Connected=false` was seen for the device.
     case disconnected(DeviceAddress, at: SupervisorInstant)
     /// bluetoothd restarted (org.bluez changed owner): every link and every pending call is gone.
@@ -91,6 +99,9 @@ public enum DevicePhase: Hashable, Sendable {
     /// After InProgress: Disconnect and RemoveDevice were ordered; waits for `Connected=false` (or the deadline),
     /// then backs off for `retryAfter`.
     case clearing(deadline: SupervisorInstant, retryDelay: Duration)
+    /// After `linkFailed`: Disconnect was ordered; waits for `Connected=false` (or the deadline), then backs off
+    /// for `retryDelay` (rule 3).
+    case abandoning(deadline: SupervisorInstant, retryDelay: Duration)
     /// A Disconnect was ordered (unwanted or shutdown); waits for `Connected=false`.
     case disconnecting
 }
@@ -100,7 +111,8 @@ public struct DeviceStatus: Hashable, Sendable {
     public var phase: DevicePhase
     /// Whether the device should be connected (false while an unwanted device is being disconnected).
     public var wanted: Bool
-    /// Consecutive failed connects since the last success.
+    /// Consecutive failed attempts (a failed Connect, or a link that failed before it was healthy) since the last
+    /// healthy link.
     public var attempts: Int
     public var lastError: ConnectFailureKind?
     /// The last backoff delay drawn (always within `[0, backoffCap]`).

@@ -22,15 +22,18 @@ extension ConnectFailureKind {
 }
 
 extension GatewayDevice.State {
-    /// The supervisor's phase as the control API names it.
-    init(_ phase: DevicePhase?) {
+    /// A device's state as the control API names it, from the supervisor's phase and whether the device's link is
+    /// up (set up, its notifications flowing): the one definition every view uses (`ListDevices`' `state`,
+    /// `GetStatus`' `devices_connected`, the metrics). BlueZ's Connect alone is not a connected device: until the
+    /// link is set up, and after it ended while BlueZ still reports the connection, the device is `connecting`.
+    init(_ phase: DevicePhase?, linkIsUp: Bool) {
         switch phase {
         case nil, .waiting?: self = .idle
         case .backingOff?: self = .backoff
         case .connecting?: self = .connecting
-        case .connected?: self = .connected
+        case .connected?: self = linkIsUp ? .connected : .connecting
         case .clearing?: self = .removing
-        case .disconnecting?: self = .disconnecting
+        case .abandoning?, .disconnecting?: self = .disconnecting
         }
     }
 }

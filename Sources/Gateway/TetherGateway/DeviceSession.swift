@@ -53,6 +53,7 @@ final class DeviceSession: PeripheralSession {
     private let configuration: GatewayConfiguration
     private let clock: GatewayClock
     private let abandon: @Sendable (String) async -> Void
+    private let healthy: @Sendable () async -> Void
     private let named: @Sendable (String) async -> Void
     private let changed: @Sendable () -> Void
     private let inputs: AsyncStream<Input>.Continuation
@@ -60,18 +61,20 @@ final class DeviceSession: PeripheralSession {
 
     /// - Parameters:
     ///   - abandon: disconnect the device (the session ordered it, or a write failed); the reason in words.
+    ///   - healthy: the link's handshake completed (link protocol §11 `established`): the link works.
     ///   - named: the device's DEVICE_INFO is durably stored under this serial (the gateway updates the registry).
     ///   - changed: the counters changed (the gateway republishes the snapshot).
     init(
         address: String, storage: GatewayStorage, configuration: GatewayConfiguration, clock: GatewayClock,
-        abandon: @escaping @Sendable (String) async -> Void, named: @escaping @Sendable (String) async -> Void,
-        changed: @escaping @Sendable () -> Void
+        abandon: @escaping @Sendable (String) async -> Void, healthy: @escaping @Sendable () async -> Void,
+        named: @escaping @Sendable (String) async -> Void, changed: @escaping @Sendable () -> Void
     ) {
         self.address = address
         self.storage = storage
         self.configuration = configuration
         self.clock = clock
         self.abandon = abandon
+        self.healthy = healthy
         self.named = named
         self.changed = changed
         (stream, inputs) = AsyncStream.makeStream(of: Input.self)
@@ -295,6 +298,7 @@ final class DeviceSession: PeripheralSession {
                 await abandon("link session: \(reason)")
             case .report(let report):
                 note(report)
+                if case .negotiated = report { await healthy() }
             }
         }
     }

@@ -50,6 +50,9 @@ public actor Gateway {
     /// Adopted devices whose bond the supervisor's RemoveDevice deleted: bonded again when their link is back.
     private var rebondPending: Set<String> = []
     private var lastErrors: [String: String] = [:]
+    /// Devices whose bond is gone and could not be made again without a technician: a standing condition, shown
+    /// when no newer error is, and kept through healthy links until the device is paired or forgotten.
+    private var bondsLost: [String: String] = [:]
     private var seen: [String: Seen] = [:]
     private var serials: [String: String] = [:]
     private var scanning = false
@@ -238,7 +241,8 @@ public actor Gateway {
         return GatewayStatus(
             bluezAvailable: bluezAvailable, agentError: agentError, adapter: adapter.path.rawValue, scanning: scanning,
             devicesKnown: addresses.count,
-            devicesConnected: sessions.values.count { $0.counters.withLock { $0.linkIsUp } },
+            // The same state `devices()` shows: one definition of "connected" (GatewayDevice.State).
+            devicesConnected: addresses.count { snapshot($0).state == .connected },
             eventsStoredSinceStart: sessions.values.reduce(0) { $0 + $1.counters.withLock { $0.eventsStoredSinceStart } })
     }
 
@@ -273,11 +277,10 @@ public actor Gateway {
         var device = GatewayDevice(address: address)
         device.paired = wanted.contains(address)
         device.serial = serials[address]
-        if let status = statuses[address] {
-            device.state = GatewayDevice.State(status.phase)
-            device.attempts = status.attempts
-        }
-        device.lastError = unsupported[address] ?? lastErrors[address]
+        let linkIsUp = sessions[address]?.counters.withLock { $0.linkIsUp } ?? false
+        device.state = GatewayDevice.State(statuses[address]?.phase, linkIsUp: linkIsUp)
+        if let status = statuses[address] { device.attempts = status.attempts }
+        device.lastError = unsupported[address] ?? lastErrors[address] ?? bondsLost[address]
         if let seen = seen[address] {
             device.name = seen.name
             device.rssi = seen.rssi
@@ -365,11 +368,20 @@ public actor Gateway {
         let session = DeviceSession(
             address: address, storage: storage, configuration: configuration, clock: clock,
             abandon: { reason in await driver.abandonLink(address, reason: reason) },
+            healthy: { [weak self] in await self?.linkHealthy(address) },
             named: { [weak self] serial in await self?.deviceNamed(address, serial: serial) },
             changed: { [weak self] in Task { await self?.markDirty(address) } })
         sessions[address] = session
         sessionTasks[address] = Task { await session.run() }
         return session
+    }
+
+    /// The device's session completed its handshake on this link: the link is healthy, so the device's last error
+    /// goes and the supervisor forgives its failed attempts.
+    private func linkHealthy(_ address: String) async {
+        lastErrors[address] = nil
+        markDirty(address)
+        await driver.linkHealthy(address)
     }
 
     /// The device's DEVICE_INFO is durably stored: the registry links the address to the serial and records the
@@ -491,7 +503,7 @@ public actor Gateway {
 
     private func rebondFinished(_ address: String, failure: String?) async {
         pairingRouter.end()
-        if let failure { lastErrors[address] = failure }
+        bondsLost[address] = failure
         markDirty(address)
         // The link may have dropped meanwhile: the next linkUp sets it up.
         guard await driver.connectedAddresses.contains(address), wanted.contains(address) else { return }
@@ -680,6 +692,7 @@ public actor Gateway {
             throw .pairingFailed("\(error)")
         }
         try? await device.setTrusted(true)
+        bondsLost[address] = nil
         adopt(address)
         return snapshot(address)
     }
@@ -697,6 +710,7 @@ public actor Gateway {
         guard let address = resolve(serialOrAddress) else { throw .unknownDevice(serialOrAddress) }
         wanted.remove(address)
         rebondPending.remove(address)
+        bondsLost[address] = nil
         await driver.unwant(address)
         await notificationSource.forget(adapter.devicePath(address: address))
         do {

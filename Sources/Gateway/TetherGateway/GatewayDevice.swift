@@ -32,7 +32,7 @@ public struct GatewayDevice: Hashable, Sendable {
     /// Adopted by this gateway (paired through it or paired in the registry).
     public var paired: Bool
     public var state: State
-    /// Consecutive failed connects since the last success.
+    /// Consecutive failed attempts (Connect, or link set-up) since the last healthy link.
     public var attempts: Int
     /// The last connect failure or disconnect reason, for people.
     public var lastError: String?

@@ -23,7 +23,7 @@ public actor SupervisorDriver {
         /// The supervisor's RemoveDevice (rule 4) dropped this device's bond: the next link should bond again.
         case bondRemoved(address: String)
         /// Something went wrong with the device (a failed Connect, an abandoned link). Pushed, not left to be
-        /// read: a successful Connect clears the driver's own copy, possibly before anyone looked.
+        /// read: a healthy link clears the driver's own copy, possibly before anyone looked.
         case failed(address: String, reason: String)
     }
 
@@ -88,17 +88,25 @@ public actor SupervisorDriver {
         apply(.deviceUnwanted(DeviceAddress(address), at: clock.supervisorNow()))
     }
 
-    /// The session gave up on a link it could not set up or that broke (GATT missing, subscription refused):
-    /// disconnect it, so the supervisor sees Connected=false and reconnects through its rules.
+    /// The session gave up on a link it could not set up or that broke (GATT missing, subscription refused, the
+    /// device unresponsive): the supervisor counts it as a failed attempt and orders the Disconnect; it reconnects
+    /// after its backoff (rule 3), not at once — a set-up that keeps failing must not cost a Connect a second.
     public func abandonLink(_ address: String, reason: String) {
         recordFailure(address, reason)
         abandoned.insert(address)
+        apply(.linkFailed(DeviceAddress(address), at: clock.supervisorNow()))
         let device = adapter.device(address: address)
         spawn {
-            try? await device.disconnect()
             // If the link was already down (Connected=false raced the Connect reply) no signal will come: say so.
             if (try? await device.properties().connected) != true { await self.linkGone(address) }
         }
+    }
+
+    /// The device's link is set up and its session's handshake completed: its failed attempts and its last error
+    /// are forgiven (a device that works shows no stale error).
+    public func linkHealthy(_ address: String) {
+        lastErrors[address] = nil
+        apply(.linkHealthy(DeviceAddress(address), at: clock.supervisorNow()))
     }
 
     /// Rule 7: disconnect everything and start nothing new. Returns once every link is down or `timeout` passed.
@@ -244,7 +252,7 @@ public actor SupervisorDriver {
         let wasConnecting = supervisor.status(of: address)?.phase == .connecting
         apply(.connectSucceeded(address, at: now))
         if wasConnecting, supervisor.status(of: address)?.phase == .connected {
-            lastErrors[address.rawValue] = nil
+            // The last error stays until the link proves healthy (`linkHealthy`): the set-up may still fail.
             abandoned.remove(address.rawValue)
             connected.insert(address.rawValue)
             events.yield(.linkUp(address: address.rawValue))

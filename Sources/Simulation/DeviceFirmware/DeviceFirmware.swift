@@ -247,6 +247,9 @@ public struct DeviceFirmware: Sendable {
             link!.inFlight[index].item = .config(config)
             transmit(link!.inFlight[index].item, sequence: link!.inFlight[index].sequence, flags: .retransmit)
             retransmissions += 1
+        } else if let index = link!.queue.firstIndex(where: { if case .config = $0 { true } else { false } }) {
+            // §8.7: a report still waiting for room in the window answers the repeated request too.
+            link!.queue[index] = .config(config)
         } else {
             link!.queue.append(.config(config))
         }

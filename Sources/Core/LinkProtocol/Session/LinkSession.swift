@@ -429,20 +429,31 @@ public struct LinkSession: Sendable {
 
     private mutating func startRequest(_ message: LinkMessage, at now: LinkInstant) {
         let sequence = connection!.allocateSequence()
-        connection!.request = OutstandingRequest(message: message, sequence: sequence, attempts: 1)
+        connection!.request = OutstandingRequest(
+            message: message, sequence: sequence, attempts: 1, acceptedAtSend: connection!.window.accepted)
         send(message, sequence: sequence)
         actions.append(.armTimer(.request, at: now.advanced(by: configuration.requestTimeout)))
     }
 
     private mutating func retryRequest(at now: LinkInstant) {
         guard var request = connection!.request else { return }
-        guard request.attempts < configuration.requestAttempts else {
-            closeConnection()
-            actions.append(.disconnect(.unresponsive(request.message.type)))
-            phase = .closing
-            return
+        // §8.7: a busy device is not an unresponsive one. The answer is a reliable frame and queues behind the
+        // device's full window (§8.6), which moves only as the gateway stores and ACKs what fills it. So an
+        // attempt during which the device's stream moved, or while its window held frames only the gateway can
+        // release (a store in progress, a refused store the device will resend), is repeated but not counted.
+        // Retransmissions and busy-NACKed frames do not count as progress: they show the device is alive, not
+        // that the answer can ever come, and must not hold a link open forever.
+        let busy = connection!.window.accepted != request.acceptedAtSend || connection!.window.waitsOnGateway
+        if !busy {
+            guard request.attempts < configuration.requestAttempts else {
+                closeConnection()
+                actions.append(.disconnect(.unresponsive(request.message.type)))
+                phase = .closing
+                return
+            }
+            request.attempts += 1
         }
-        request.attempts += 1
+        request.acceptedAtSend = connection!.window.accepted
         connection!.request = request
         send(request.message, sequence: request.sequence, flags: .retransmit)
         actions.append(.armTimer(.request, at: now.advanced(by: configuration.requestTimeout)))
@@ -478,6 +489,7 @@ public struct LinkSession: Sendable {
     // MARK: - Time sync (§9)
 
     private mutating func startTimeSyncBurst(at now: LinkInstant) {
+        anchorFastestSample()  // §9.3: a burst cut short by a reboot still anchors the boot it measured
         connection!.timeSync = TimeSyncState(remaining: configuration.timeSyncBurst)
         sendTimeSyncRequest(at: now)
     }
@@ -517,9 +529,10 @@ public struct LinkSession: Sendable {
             bootCounter: response.bootCounter, requestSentAt: outstanding.sentAt, responseReceivedAt: now,
             deviceReceiveTicks: history.widenTicks(response.receiveTicks, boot: response.bootCounter),
             deviceTransmitTicks: history.widenTicks(response.transmitTicks, boot: response.bootCounter))
-        // §9.6: anchors never cross boots; a burst that straddles a reboot keeps only the new boot's samples.
+        // §9.6: anchors never cross boots. A burst that straddles a reboot is cut short for the old boot: its
+        // fastest sample so far anchors that boot (§9.3), and the rest of the burst measures the new one.
         if let first = connection!.timeSync.samples.first, first.bootCounter != sample.bootCounter {
-            connection!.timeSync.samples.removeAll()
+            anchorFastestSample()
         }
         connection!.timeSync.samples.append(sample)
         if connection!.timeSync.remaining > 0 {
@@ -530,21 +543,29 @@ public struct LinkSession: Sendable {
     }
 
     private mutating func finishTimeSyncBurst(at now: LinkInstant) {
-        let samples = connection!.timeSync.samples
+        let anchored = anchorFastestSample()
         connection!.timeSync = TimeSyncState(remaining: 0, inBurst: false)
-        // §9.3: only the fastest exchange of the burst becomes an anchor.
-        guard let anchor = TimeSyncSample.bestAnchor(of: samples) else {
-            // §9.1: a burst that produced nothing is tried again soon, not after the full interval: events of
-            // this boot have no time until it succeeds.
-            actions.append(.armTimer(.timeSync, at: now.advanced(by: configuration.timeSyncRetry)))
-            return
-        }
-        actions.append(.armTimer(.timeSync, at: now.advanced(by: configuration.timeSyncInterval)))
+        // §9.1: a burst that produced nothing is tried again soon, not after the full interval: events of this
+        // boot have no time until it succeeds.
+        let next = anchored ? configuration.timeSyncInterval : configuration.timeSyncRetry
+        actions.append(.armTimer(.timeSync, at: now.advanced(by: next)))
+    }
+
+    /// §9.3: the fastest sample gathered so far becomes the anchor, and the samples are used up. Called when a
+    /// burst completes and when one is cut short (the link drops, the device reboots, a new burst starts): the
+    /// samples of a cut-short burst are as good as those of a whole one, and a boot that ends inside its first
+    /// burst would otherwise never get an anchor, leaving its events without a wall-clock time (§9.7).
+    @discardableResult
+    private mutating func anchorFastestSample() -> Bool {
+        let samples = connection!.timeSync.samples
+        connection!.timeSync.samples.removeAll()
+        guard let anchor = TimeSyncSample.bestAnchor(of: samples) else { return false }
         clock.add(anchor)
         actions.append(.report(.anchorAdded(anchor, samples: samples.count)))
         var batch = BatchBuilder()
         batch.add(.anchor(serial: serial, anchor), frame: nil)
         submit(batch)
+        return true
     }
 
     // MARK: - Output
@@ -581,6 +602,7 @@ public struct LinkSession: Sendable {
 
     private mutating func closeConnection() {
         flushWrites()
+        if connection != nil { anchorFastestSample() }  // §9.3: a burst cut short by the link's end
         if let connection {
             if connection.request != nil { actions.append(.cancelTimer(.request)) }
             if connection.stallArmed { actions.append(.cancelTimer(.stall)) }
@@ -627,7 +649,10 @@ extension LinkSession {
     struct OutstandingRequest: Sendable {
         var message: LinkMessage
         var sequence: SequenceNumber
+        /// Attempts that counted toward the limit (§8.7): sent while the device was not busy.
         var attempts: Int
+        /// `ReceiveWindow.accepted` when the request was last sent: a change shows the device's stream moved.
+        var acceptedAtSend: UInt64
     }
 
     struct TimeSyncState: Sendable {
@@ -657,7 +682,7 @@ public struct LinkSessionConfiguration: Hashable, Sendable {
     public var versions: ClosedRange<UInt8> = ProtocolVersion.supported
     /// §7.1, §8.6.
     public var window: UInt8 = 16
-    /// §8.7.
+    /// §8.7: the retry interval, and the attempts (sent while the device was not busy) before giving up.
     public var requestTimeout: Duration = .milliseconds(1500)
     public var requestAttempts = 3
     /// §3.4.

@@ -7,6 +7,11 @@ struct ReceiveWindow: Sendable {
     private(set) var handledAhead: UInt32 = 0
     /// Frames accepted and waiting for their store to complete.
     private(set) var inProgress: Set<SequenceNumber> = []
+    /// Frames whose store was refused (§8.10): the device holds them back for a while (§8.5) and sends them again.
+    private(set) var refused: Set<SequenceNumber> = []
+    /// How many frames have been taken out of `.new` (accepted for storage, or handled at once): it grows while the
+    /// device's stream makes progress (§8.7).
+    private(set) var accepted: UInt64 = 0
     let size: Int
 
     init(size: Int) {
@@ -30,12 +35,25 @@ struct ReceiveWindow: Sendable {
         return inProgress.contains(sequence) ? .inProgress : .new
     }
 
-    mutating func markInProgress(_ sequence: SequenceNumber) { inProgress.insert(sequence) }
+    /// Whether the device's window holds frames only the gateway can release: stores in progress, or refused
+    /// frames the device has not sent again. While it does, the device may be unable to send anything new (§8.6).
+    var waitsOnGateway: Bool { !inProgress.isEmpty || !refused.isEmpty }
 
-    mutating func abandon(_ sequence: SequenceNumber) { inProgress.remove(sequence) }
+    mutating func markInProgress(_ sequence: SequenceNumber) {
+        if classify(sequence) == .new { accepted += 1 }
+        inProgress.insert(sequence)
+        refused.remove(sequence)
+    }
+
+    /// The store refused the frame: it is the device's again, to send later.
+    mutating func abandon(_ sequence: SequenceNumber) {
+        if inProgress.remove(sequence) != nil { refused.insert(sequence) }
+    }
 
     mutating func markHandled(_ sequence: SequenceNumber) {
+        if classify(sequence) == .new { accepted += 1 }
         inProgress.remove(sequence)
+        refused.remove(sequence)
         let distance = through.distance(to: sequence)
         guard distance > 0, distance <= 32 else { return }
         handledAhead |= 1 << UInt32(distance - 1)
