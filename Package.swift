@@ -285,7 +285,7 @@ package.targets += [
         name: "TetherGatewayTests",
         dependencies: [
             "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol",
-            "ConnectionSupervisor",
+            "ConnectionSupervisor", "DeviceFirmware",
         ]
     ),
     // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process):

@@ -205,6 +205,8 @@ public struct CrashDriver {
                         released.insert(key)
                         if report.kills < configuration.kills { report.releasedBeforeLastKill += 1 }
                     }
+                case .settings:
+                    break
                 }
             }
         }

@@ -102,8 +102,14 @@ struct GatewayControlTests {
             }
             let record = try #require(try harness.storage.registry.device(serial: GatewayHarness.serial(1)))
             #expect(record.pairingState == .unpaired)
-            // It stays disconnected: nothing wants it any more.
-            try await Task.sleep(for: .milliseconds(500))
+            // It stays disconnected: nothing wants it any more. Shown by state, not by waiting out the backoff:
+            // the gateway no longer holds it paired, it is idle, and no BlueZ call or link set-up is out (the
+            // supervisor arms no timer for an unwanted device, SupervisorDriverTests).
+            try await waitUntil("the gateway quiet with the device unwanted") {
+                let work = await harness.gateway.outstandingWork()
+                let device = await harness.gateway.device(address)
+                return work.linkSetups == 0 && work.bluezCalls == 0 && device.map { !$0.paired && $0.state == .idle } ?? true
+            }
             #expect(try await harness.simulated.statistics(address)["connected"] == .bool(false))
             // A change with paired=false was published.
             var sawUnpaired = false

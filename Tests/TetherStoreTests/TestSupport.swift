@@ -245,6 +245,8 @@ struct StoreLinkPair {
                     released.insert(key)
                     if (try? service.event(key)) == nil { releasedBeforeStored.append(key) }
                 }
+            case .settings:
+                break
             }
         }
     }
