@@ -72,6 +72,10 @@ struct DesiredSettingsTests {
                 if case .reportAcknowledged(let version, _) = fact { version } else { nil }
             }
             #expect(acknowledged.last == version)
+            // The same on the wire: every CONFIG_DATA an ACK covered was stored first (§8.2), both reports.
+            let checked = try AckDiscipline.check(harness.trace.all, address: GatewayHarness.address(1))
+            #expect(checked.acknowledgedReports >= 2)
+            #expect(checked.decodeErrors.isEmpty, "\(checked.decodeErrors)")
         }
     }
 
