@@ -125,6 +125,7 @@ extension GatewayEndToEndTests {
                 #expect(storedByCommits() == recorded[number])
             }
             let devices = await harness.gateway.devices()
+            #expect(devices.count == count)
             #expect(devices.allSatisfy { $0.linksEstablished >= 2 }, "every device reconnected at least once")
             let expectedMethod: GatewayDevice.NotifyMethod = notify == .startNotifyOnly ? .startNotify : .acquireNotify
             #expect(devices.allSatisfy { $0.notifyMethod == expectedMethod })

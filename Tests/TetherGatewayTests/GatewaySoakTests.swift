@@ -97,6 +97,7 @@ struct GatewaySoakTests {
                 try await waitUntil("\(serial) complete") { try harness.storedEvents(serial: serial) == recorded[number] }
             }
             let devices = await gateway.devices()
+            #expect(devices.count == count)
             #expect(devices.allSatisfy { $0.linksEstablished >= 26 })
         }
     }
