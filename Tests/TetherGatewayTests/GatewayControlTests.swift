@@ -135,6 +135,7 @@ struct GatewayControlTests {
             try await harness.simulated.inject("connect-failure", ["error": .string("in-progress"), "device": .objectPath(path)])
             try await harness.simulated.inject("disconnect", ["device": .objectPath(path)])
             let recorded = try await harness.simulated.recordHits(address, 10)
+            #expect(recorded == 10)
             try await waitUntil("linked again", seconds: 30) {
                 guard let device = await harness.gateway.device(address) else { return false }
                 return device.linksEstablished >= 2 && device.state == .connected
@@ -172,6 +173,7 @@ struct GatewayControlTests {
             #expect(try await harness.simulated.statistics(address)["paired"] == .bool(false))
             #expect(technician.questions.withLock { $0 } == ["passkey"], "the technician was asked for another device")
             let recorded = try await harness.simulated.recordHits(address, 3)
+            #expect(recorded == 3)
             try await waitUntil("3 events stored") { try harness.storedEvents(serial: GatewayHarness.serial(2)) == recorded }
         }
     }
