@@ -262,7 +262,7 @@ let tests: [Target] = [
         name: "TetherGatewayTests",
         dependencies: [
             "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol", "TetherSettings",
-            "ConnectionSupervisor", "TetherPrimitives",
+            "ConnectionSupervisor", "DeviceFirmware", "TetherPrimitives",
         ]
     ),
     .testTarget(

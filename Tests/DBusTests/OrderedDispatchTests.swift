@@ -13,6 +13,11 @@ extension DBusIntegrationTests {
             let entries = Mutex<[UInt32]>([])
             let running = Mutex(0)
             let mostRunning = Mutex(0)
+            /// Appends the concurrent Wait saw handled when it returned (nil until it returns).
+            let appendsSeenByWait = Mutex<Int?>(nil)
+            let count: Int
+
+            init(count: Int) { self.count = count }
         }
 
         static let path: DBusObjectPath = "/ordered"
@@ -33,7 +38,13 @@ extension DBusIntegrationTests {
                         return []
                     },
                     DBusMethod("Wait", dispatch: .concurrent) { _ in
-                        try await Task.sleep(for: .milliseconds(500))
+                        // Returns once every Append behind it is handled (bounded): had they waited for this
+                        // call, it would see none of them and give up at the bound instead.
+                        let deadline = ContinuousClock.now + .seconds(20)
+                        while journal.entries.withLock({ $0.count }) < journal.count, ContinuousClock.now < deadline {
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
+                        journal.appendsSeenByWait.withLock { $0 = journal.entries.withLock { $0.count } }
                         return []
                     },
                 ])
@@ -63,9 +74,9 @@ extension DBusIntegrationTests {
 
         @Test func pipelinedCallsOfOneSenderAreHandledInOrder() async throws {
             try await withPrivateBus { bus, connection in
-                let journal = Journal()
-                try await connection.objectServer.export([Self.interface(journal)], at: Self.path)
                 let count = 40
+                let journal = Journal(count: count)
+                try await connection.objectServer.export([Self.interface(journal)], at: Self.path)
                 let output = try await PythonPeer.run(
                     Self.pipeliningClient, [bus.address, connection.uniqueName, String(count)])
                 #expect(output.status == 0, "\(output.standardError)")
@@ -74,6 +85,12 @@ extension DBusIntegrationTests {
                 #expect((state?["errors"] as? [String])?.isEmpty == true)
                 #expect(journal.entries.withLock { $0 } == (0..<UInt32(count)).map { $0 })
                 #expect(journal.mostRunning.withLock { $0 } == 1)
+                // `.concurrent`: the Wait sent first was still running while all 40 Appends were handled.
+                let deadline = ContinuousClock.now + .seconds(20)
+                while journal.appendsSeenByWait.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                #expect(journal.appendsSeenByWait.withLock { $0 } == count)
                 #expect(connection.objectServer.sendersWithPendingCalls == 0)
             }
         }

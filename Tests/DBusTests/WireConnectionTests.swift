@@ -85,14 +85,18 @@ import Testing
                 return await calling.result
             }
             #expect(throws: CancellationError.self) { try outcome.get() }
-            // A later call goes through, and the stalling method was never entered.
-            _ = try await wire.call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "GetId")
-            let entered = Task { for await _ in announce { return true }; return false }
-            try await Task.sleep(for: .milliseconds(200))
-            entered.cancel()
-            #expect(await entered.value == false)
+            // The barrier: a later call from the same connection to the same service. Messages of one sender
+            // arrive in order and its calls are handled one at a time, so had Stall been sent, this call would
+            // wait behind it (an hour) instead of being answered.
+            try await connection.objectServer.export(
+                [DBusInterface(name: "com.example.Barrier", methods: [DBusMethod("Echo") { _ in [] }])], at: "/barrier")
+            _ = try await within(.seconds(10), "the call after the cancelled one (Stall would hold it)") {
+                try await wire.call(destination: destination, path: "/barrier", interface: "com.example.Barrier", member: "Echo")
+            }
+            announced.finish()
+            var entries = 0
+            for await _ in announce { entries += 1 }
+            #expect(entries == 0, "the stalling method was entered")
             await wire.close()
         }
     }

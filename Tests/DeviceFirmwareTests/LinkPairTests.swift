@@ -91,3 +91,27 @@ struct LinkPairTests {
         #expect(pair.store.reportedConfig?.version == 3)
     }
 }
+
+@Suite("LinkPair: settings (§7.11)")
+struct LinkPairSettingsTests {
+    /// The gateway asks SET_CONFIG as soon as the device's first CONFIG_DATA arrives, before that report is stored
+    /// and ACKed. The device's answer must be a frame of its own: sent under the first report's number, the gateway
+    /// takes it for the frame it already has, and that frame's ACK tells the device its new report arrived (the
+    /// settings report lost in a VM run: device at version 2, every frame ACKed, gateway stored version 1).
+    @Test("a report made while the previous one awaits its ACK is stored before it is acknowledged")
+    func reportAfterSetConfigBeforeTheFirstReportsAck() throws {
+        var configuration = LinkPair.Configuration()
+        let desired = DeviceConfig(version: 2, settings: DeviceSettings(sensitivity: 8, ledBrightness: 25))
+        configuration.desiredConfig = desired
+        var pair = LinkPair(firmware: .v2_0(serial: "TT-SET"), configuration: configuration, seed: 3, start: simulationStart)
+        #expect(pair.firmware.config.version != desired.version)
+        // Less than the request timeout (§8.7: 1500 ms): a SET_CONFIG retry must not be what repairs a lost report.
+        pair.run(for: .milliseconds(1000))
+        #expect(pair.firmware.config.version == 2)
+        #expect(!pair.firmware.hasUnacknowledgedMessages)
+        #expect(pair.reportsAckedBeforeStored.isEmpty, "reports ACKed but never stored: \(pair.reportsAckedBeforeStored)")
+        #expect(pair.store.reportedVersions == [pair.firmware.profile.initialConfig.version, 2])
+        #expect(pair.store.reportedConfig == pair.firmware.config)
+        #expect(pair.session.reportedConfig == pair.firmware.config)
+    }
+}

@@ -1,3 +1,4 @@
+import Testing
 @testable import LinkProtocol
 import TetherPrimitives
 
@@ -15,6 +16,8 @@ struct SessionHarness {
     var reports: [LinkReport] = []
     var disconnects: [DisconnectReason] = []
     var writes: [[UInt8]] = []
+    /// The gateway's writes reassembled, across values as the device would (one link).
+    var gatewayFrames = FrameDecoder()
 
     static let info = DeviceInfo(hardwareRevision: 3, firmware: FirmwareVersion(major: 1, minor: 4, patch: 2), bootCounter: 7, capabilities: [.battery], versions: 1...2, serial: "TT-HARNESS")
 
@@ -31,9 +34,23 @@ struct SessionHarness {
             switch action {
             case .write(let bytes):
                 writes.append(bytes)
-                var decoder = FrameDecoder()
-                decoder.append(bytes)
-                while let frame = try? decoder.decode() { sent.append((frame.header, try? LinkMessage(frame: frame))) }
+                // The gateway's writes are valid frames, cut into ATT values (§3.1): bytes that do not decode
+                // fail the test that caused them instead of ending this loop early and hiding what followed.
+                gatewayFrames.append(bytes)
+                while true {
+                    do {
+                        guard let frame = try gatewayFrames.decode() else { break }
+                        do {
+                            sent.append((frame.header, try LinkMessage(frame: frame)))
+                        } catch {
+                            Issue.record("the session wrote a frame whose message does not decode: \(error)")
+                            sent.append((frame.header, nil))
+                        }
+                    } catch {
+                        Issue.record("the session wrote bytes that are not a frame: \(error)")
+                    }
+                }
+
             case .persist(let batch): persists.append(batch)
             case .armTimer(let timer, let at): timers[timer] = at
             case .cancelTimer(let timer): timers[timer] = nil
@@ -54,6 +71,7 @@ struct SessionHarness {
     @discardableResult
     mutating func connect(mtu: Int = 247) -> [LinkAction] {
         deviceSequence = 0
+        gatewayFrames = FrameDecoder()
         return record(session.connected(mtu: mtu, at: now))
     }
 

@@ -99,7 +99,12 @@ struct TetherdEndToEndTests {
             }
             try #require(refused, "no dead letter appeared: \(system.log("tetherd.log"))")
             let listed = try await system.tether(["dead-letters", "list"])
-            #expect(listed.standardOutput.contains("422") || listed.standardOutput.contains("dead"), "\(listed.standardOutput)")
+            // Every dead letter is listed by its id, as dead, with the backend's refusal as its last error.
+            let ids = dead.compactMap { $0["id"] as? String }
+            #expect(ids.count == dead.count)
+            #expect(ids.allSatisfy { listed.standardOutput.contains($0) }, "\(listed.standardOutput)")
+            #expect(dead.allSatisfy { $0["status"] as? String == "dead" }, "\(dead)")
+            #expect(dead.allSatisfy { ($0["last_error"] as? String)?.contains("422") == true }, "\(dead)")
 
             let retry = try await system.tether(["dead-letters", "retry", "--all"])
             #expect(retry.status == 0, "\(retry.standardError)")

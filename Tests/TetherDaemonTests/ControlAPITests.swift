@@ -225,6 +225,7 @@ import TetherSettings
                 return Set(results.compactMap { $0["address"]?.stringValue }) == ["C0:54:45:00:00:01", "C0:54:45:00:00:02"]
             }
             let results = try await bed.client.records("ListScanResults")
+            #expect(results.count == 2)
             #expect(results.allSatisfy { $0["known"]?.boolValue == false && $0["name"]?.stringValue?.hasPrefix("Tether-") == true })
             _ = try await bed.client.call("StopScan")
             #expect(try await bed.client.status()["scanning"]?.boolValue == false)

@@ -102,8 +102,14 @@ struct GatewayControlTests {
             }
             let record = try #require(try harness.storage.registry.device(serial: GatewayHarness.serial(1)))
             #expect(record.pairingState == .unpaired)
-            // It stays disconnected: nothing wants it any more.
-            try await Task.sleep(for: .milliseconds(500))
+            // It stays disconnected: nothing wants it any more. Shown by state, not by waiting out the backoff:
+            // the gateway no longer holds it paired, it is idle, and no BlueZ call or link set-up is out (the
+            // supervisor arms no timer for an unwanted device, SupervisorDriverTests).
+            try await waitUntil("the gateway quiet with the device unwanted") {
+                let work = await harness.gateway.outstandingWork()
+                let device = await harness.gateway.device(address)
+                return work.linkSetups == 0 && work.bluezCalls == 0 && device.map { !$0.paired && $0.state == .idle } ?? true
+            }
             #expect(try await harness.simulated.statistics(address)["connected"] == .bool(false))
             // A change with paired=false was published.
             var sawUnpaired = false
@@ -129,6 +135,7 @@ struct GatewayControlTests {
             try await harness.simulated.inject("connect-failure", ["error": .string("in-progress"), "device": .objectPath(path)])
             try await harness.simulated.inject("disconnect", ["device": .objectPath(path)])
             let recorded = try await harness.simulated.recordHits(address, 10)
+            #expect(recorded == 10)
             try await waitUntil("linked again", seconds: 30) {
                 guard let device = await harness.gateway.device(address) else { return false }
                 return device.linksEstablished >= 2 && device.state == .connected
@@ -166,6 +173,7 @@ struct GatewayControlTests {
             #expect(try await harness.simulated.statistics(address)["paired"] == .bool(false))
             #expect(technician.questions.withLock { $0 } == ["passkey"], "the technician was asked for another device")
             let recorded = try await harness.simulated.recordHits(address, 3)
+            #expect(recorded == 3)
             try await waitUntil("3 events stored") { try harness.storedEvents(serial: GatewayHarness.serial(2)) == recorded }
         }
     }

@@ -60,10 +60,12 @@ extension GatewayEndToEndTests {
                 }
                 // Give the last ACKs time to be written, then check every one of them.
                 try await waitUntil("ACKs for all 60 hits") {
-                    (try? AckDiscipline.check(harness.trace.all, address: address).acknowledged) == 60
+                    try AckDiscipline.check(harness.trace.all, address: address).acknowledged == 60
                 }
                 let checked = try AckDiscipline.check(harness.trace.all, address: address)
                 #expect(checked.acks > 0 && checked.acknowledged == 60)
+                #expect(checked.acknowledgedReports >= 1, "the device's CONFIG_DATA after GET_CONFIG")
+                #expect(checked.decodeErrors.isEmpty, "\(checked.decodeErrors)")
             } catch {
                 await harness.stop()
                 throw error
@@ -123,11 +125,17 @@ extension GatewayEndToEndTests {
                 #expect(storedByCommits() == recorded[number])
             }
             let devices = await harness.gateway.devices()
+            #expect(devices.count == count)
             #expect(devices.allSatisfy { $0.linksEstablished >= 2 }, "every device reconnected at least once")
             let expectedMethod: GatewayDevice.NotifyMethod = notify == .startNotifyOnly ? .startNotify : .acquireNotify
             #expect(devices.allSatisfy { $0.notifyMethod == expectedMethod })
             for device in devices {
-                #expect(try AckDiscipline.check(harness.trace.all, address: device.address).acks > 0)
+                let checked = try AckDiscipline.check(harness.trace.all, address: device.address)
+                #expect(checked.acks > 0)
+                // A value holds the end of one frame and the start of the next (§3.1), so a dropped value or a
+                // link lost mid-frame leaves partial frames: only the errors a lost value makes, no corruption.
+                let lostValueCodes: Set<FrameError.Code> = [.truncated, .badCRC, .unsynchronized]
+                #expect(checked.decodeErrors.allSatisfy { lostValueCodes.contains($0.code) }, "\(checked.decodeErrors)")
             }
         }
     }
@@ -149,12 +157,22 @@ extension GatewayEndToEndTests {
                 _ = try await full.gateway.pair(address: address, delegate: RejectingDelegate())
                 try await waitUntil("the link up") { await full.gateway.device(address)?.state == .connected }
                 #expect(try await simulated.recordHits(address, 30) == 30)
-                try await waitUntil("refused commits") {
-                    full.trace.all.contains { if case .persistFailed = $0 { true } else { false } }
+                // The barrier: hits reached the gateway, a commit was refused (so the device holds back for its
+                // storage backoff, §8.5) and every batch submitted so far has completed. Frames go to a batch as
+                // they are received, and an ACK is written as its batch's completion is handled: an ACK or a stored
+                // event would be there by now.
+                try await waitUntil("hits received, a refusal, and every batch completed") {
+                    let trace = full.trace.all
+                    let submitted = trace.count { if case .submitted = $0 { true } else { false } }
+                    let refused = trace.count { if case .persistFailed = $0 { true } else { false } }
+                    let committed = trace.count { if case .committed = $0 { true } else { false } }
+                    return !AckDiscipline.hitsReceived(trace, address: address).isEmpty && refused > 0
+                        && submitted == refused + committed
                 }
-                try await Task.sleep(for: .milliseconds(500))
                 #expect(try full.storedEvents(serial: serial) == 0)
-                #expect(try AckDiscipline.check(full.trace.all, address: address).acknowledged == 0)
+                let checked = try AckDiscipline.check(full.trace.all, address: address)
+                #expect(checked.acknowledged == 0 && checked.acknowledgedReports == 0)
+                #expect(checked.decodeErrors.isEmpty, "\(checked.decodeErrors)")
                 #expect(await full.gateway.device(address)?.lastError?.contains("storage") == true)
             } catch {
                 await full.stop()
@@ -191,18 +209,29 @@ extension GatewayEndToEndTests {
                 for number in 1...2 {
                     recorded[number] += try await simulated.recordHits(GatewayHarness.address(number), 200)
                 }
-                // Stop while the devices are still sending (200 hits take ~0.5 s at the link model's rate).
-                try await Task.sleep(for: .milliseconds(150))
+                // Stop while the devices are still sending (200 hits take ~0.5 s at the link model's rate): as soon
+                // as each has a first commit, so the stream is under way on both links.
+                try await waitUntil("a first commit of each device") {
+                    try (1...2).allSatisfy { try first.storedEvents(serial: GatewayHarness.serial($0)) > 0 }
+                }
             } catch {
                 await first.stop()
                 throw error
             }
             await first.stop()
+            var storedByFirst = [0, 0, 0]
             for number in 1...2 {
                 let statistics = try await simulated.statistics(GatewayHarness.address(number))
                 #expect(statistics["connected"] == .bool(false), "shutdown disconnects every device")
-                try AckDiscipline.check(first.trace.all, address: GatewayHarness.address(number))
+                storedByFirst[number] = try first.storedEvents(serial: GatewayHarness.serial(number))
+                let checked = try AckDiscipline.check(first.trace.all, address: GatewayHarness.address(number))
+                #expect(checked.decodeErrors.isEmpty, "\(checked.decodeErrors)")
+                // Graceful: every commit the first gateway made was acknowledged before it let the link go.
+                #expect(checked.acknowledged == storedByFirst[number])
             }
+            // The shutdown came mid-stream: events were still on the devices, for the second gateway to take.
+            #expect(storedByFirst[1] + storedByFirst[2] < recorded[1] + recorded[2], "stored \(storedByFirst) of \(recorded)")
+            #expect(recorded[1] == 200 && recorded[2] == 200)
             let leftover = await first.gateway.outstandingWork()
             #expect(leftover.sessions == 0 && leftover.linkSetups == 0 && leftover.bluezCalls == 0)
             let second = try await GatewayHarness.start(

@@ -7,6 +7,7 @@ import LinkProtocol
 import Synchronization
 import TetherGateway
 import TetherStore
+import Testing
 
 /// A gateway on a private bus with tether-sim: a real dbus-daemon, the simulator's firmware, a real SQLite file.
 struct GatewayHarness {
@@ -104,10 +105,15 @@ struct GatewayHarness {
         self.connection = connection
     }
 
-    /// Cancels `run()` (graceful shutdown) and waits for it to return.
+    /// Cancels `run()` (graceful shutdown) and waits for it to return. Cancelling is how `run()` is meant to end,
+    /// and it then returns normally: any error it threw (already running, no BlueZ signals) fails the test.
     func stop() async {
         running.cancel()
-        _ = try? await running.value
+        do {
+            try await running.value
+        } catch {
+            Issue.record("Gateway.run() threw: \(error)")
+        }
         await connection.close()
         await notifications.close()
     }

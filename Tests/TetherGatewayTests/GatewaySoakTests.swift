@@ -58,7 +58,9 @@ struct GatewaySoakTests {
                     throw error
                 }
                 for number in 1...count {
-                    recorded[number] += try await simulated.recordHits(GatewayHarness.address(number), 3)
+                    let taken = try await simulated.recordHits(GatewayHarness.address(number), 3)
+                    #expect(taken == 3, "the device's store refused hits")
+                    recorded[number] += taken
                 }
             }
 
@@ -97,6 +99,7 @@ struct GatewaySoakTests {
                 try await waitUntil("\(serial) complete") { try harness.storedEvents(serial: serial) == recorded[number] }
             }
             let devices = await gateway.devices()
+            #expect(devices.count == count)
             #expect(devices.allSatisfy { $0.linksEstablished >= 26 })
         }
     }

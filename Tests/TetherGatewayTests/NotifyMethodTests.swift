@@ -52,6 +52,7 @@ struct NotifyMethodTests {
             #expect(try await harness.simulated.statistics(Self.address)["start_notify_calls"] == .uint32(0))
             // The second link works end to end.
             let recorded = try await harness.simulated.recordHits(Self.address, 5)
+            #expect(recorded == 5)
             try await waitUntil("5 events stored") { try harness.storedEvents(serial: GatewayHarness.serial(1)) == recorded }
         }
     }

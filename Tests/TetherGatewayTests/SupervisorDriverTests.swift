@@ -21,13 +21,18 @@ struct SupervisorDriverTests {
         let driver: SupervisorDriver
         let tree: BlueZObjectTree
         let adapter: Adapter
+        /// The driver's own bus connection (its calls and the signals it hears).
+        let connection: DBusConnection
         let removals = Mutex<[DBusObjectPath]>([])
         let events = Mutex<[SupervisorDriver.Event]>([])
+        /// Errors the object tree's `run()` threw; asserted empty when the bench stops.
+        let treeErrors = Mutex<[String]>([])
 
         init(
             simulated: SimulatedBlueZ, clock: ManualGatewayClock, driver: SupervisorDriver, tree: BlueZObjectTree,
-            adapter: Adapter
+            adapter: Adapter, connection: DBusConnection
         ) {
+            self.connection = connection
             self.simulated = simulated
             self.clock = clock
             self.driver = driver
@@ -67,11 +72,19 @@ struct SupervisorDriverTests {
                     matching: DBusMatchRule(
                         sender: BlueZSession.serviceName, interface: BlueZInterfaceName.device, member: "Disconnected"))
                 let bench = Bench(
-                    simulated: simulated, clock: clock, driver: driver, tree: tree, adapter: adapter)
+                    simulated: simulated, clock: clock, driver: driver, tree: tree, adapter: adapter,
+                    connection: connection)
                 let workers = [
                     Task {
                         while !Task.isCancelled {
-                            do { try await tree.run() } catch {}
+                            // `run()` returns when its connection goes and throws when a synchronisation
+                            // fails: neither is expected here (only the workers' cancellation at the end).
+                            do {
+                                try await tree.run()
+                            } catch is CancellationError {
+                            } catch {
+                                bench.treeErrors.withLock { $0.append("\(error)") }
+                            }
                             try? await Task.sleep(for: .milliseconds(50))
                         }
                     },
@@ -109,6 +122,8 @@ struct SupervisorDriverTests {
             for worker in workers { worker.cancel() }
             for worker in workers { await worker.value }
             await connection.close()
+            let treeErrors = treeErrors.withLock { $0 }
+            #expect(treeErrors.isEmpty, "the object tree failed: \(treeErrors)")
         }
 
         func statistic(_ number: Int, _ key: String) async throws -> DBusValue? {
@@ -138,9 +153,17 @@ struct SupervisorDriverTests {
             events.withLock { $0.count { $0 == .linkUp(address: GatewayHarness.address(number)) } }
         }
 
-        /// A wrong Connect needs a moment of real time to reach the simulator: give it one before saying "none".
-        func giveAStrayConnectTimeToShow() async throws {
-            try await Task.sleep(for: .milliseconds(300))
+        /// The barrier before saying "no Connect happened", instead of a moment of real time. With the clock in
+        /// the test's hand the driver acts only on a due deadline or on news from BlueZ: (1) a round trip to the
+        /// simulator on the driver's own connection delivers every signal sent before it; (2) then the driver has
+        /// no BlueZ call out (a Connect it made is over, so the simulator counted it). Tests that move the clock
+        /// also check its sleeps are still waiting (no deadline came, so no timer woke the driver).
+        func quiesce() async throws {
+            _ = try await connection.call(
+                destination: "org.bluez", path: "/io/tether/simulator", interface: "io.tether.Simulator1",
+                member: "GetStatistics", arguments: [.objectPath(SimulatedBlueZ.devicePath(GatewayHarness.address(1)))],
+                timeout: .seconds(10))
+            try await waitUntil("no BlueZ call of the driver out") { await driver.pendingOperationCount == 0 }
         }
     }
 
@@ -168,10 +191,11 @@ struct SupervisorDriverTests {
             // The driver's timer waits on the injected clock, for exactly the supervisor's deadline.
             try await waitUntil("the timer armed on the manual clock") { bench.clock.pendingDeadlines == [until] }
 
-            try await bench.giveAStrayConnectTimeToShow()
+            try await bench.quiesce()
             #expect(try await bench.connectCalls(1) == 1)
             bench.clock.advance(to: SupervisorInstant(nanoseconds: until.nanoseconds - 1))
-            try await bench.giveAStrayConnectTimeToShow()
+            try await bench.quiesce()
+            #expect(bench.clock.pendingDeadlines == [until], "the backoff timer woke before its deadline")
             #expect(try await bench.connectCalls(1) == 1, "a Connect before the backoff deadline")
             #expect(Self.isBackingOff(await bench.phase(1)))
 
@@ -208,7 +232,7 @@ struct SupervisorDriverTests {
                 guard case .backingOff(let until) = status.phase else { return }
                 #expect(until > bench.clock.now, "a zero delay would make this test say nothing")
                 try await waitUntil("the retry armed on the manual clock") { bench.clock.pendingDeadlines == [until] }
-                try await bench.giveAStrayConnectTimeToShow()
+                try await bench.quiesce()
                 #expect(try await bench.connectCalls(1) == UInt32(attempt), "a Connect before the backoff deadline")
                 bench.clock.advance(to: until)
                 try await bench.settle(1, "connected after the backoff") { $0 == .connected }
@@ -234,7 +258,7 @@ struct SupervisorDriverTests {
                 let pending = await bench.driver.pendingOperationCount
                 return connected.count == 2 && pending == 0
             }
-            try await bench.giveAStrayConnectTimeToShow()
+            try await bench.quiesce()
             let connected = await bench.driver.connectedAddresses
             #expect(connected.count == 2)
             let waiting = try #require((1...3).first { !connected.contains(GatewayHarness.address($0)) })
@@ -274,7 +298,7 @@ struct SupervisorDriverTests {
 
             // Discovery brings the device back, but only the clock ends the backoff.
             try await waitUntil("the device rediscovered") { await bench.tree.devices[path] != nil }
-            try await bench.giveAStrayConnectTimeToShow()
+            try await bench.quiesce()
             #expect(try await bench.connectCalls(1) == 1)
             bench.clock.advance(to: until)
             try await bench.settle(1, "connected after the backoff") { $0 == .connected }

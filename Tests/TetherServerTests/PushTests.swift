@@ -35,6 +35,7 @@ struct PushTests {
             let api = try await server.api()
             let batch = (0..<50).map { Commands.event("TH-\($0 % 3)", sequence: Int64($0)) }
             let once = try await api.push(batch).decode(PushResponse.self).results
+            #expect(once.count == 50)
             #expect(once.allSatisfy { $0.status == .applied })
             let again = try await api.push(batch).decode(PushResponse.self).results
             #expect(again.allSatisfy { $0.status == .duplicate })

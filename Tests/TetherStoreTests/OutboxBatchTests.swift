@@ -24,6 +24,7 @@ struct OutboxBatchTests {
         let first = try outbox.claim(limit: 8, now: simulationStart, using: &random)
         #expect(first.compactMap(\.command.seq) == first.compactMap(\.command.seq).sorted())
         #expect(first.first?.command.entityType == .device)
+        #expect(!first.isEmpty)
         #expect(first.allSatisfy { $0.command.status == .inProgress && $0.command.attempts == 1 && $0.command.leaseToken == $0.token })
         #expect(first.allSatisfy { $0.command.firstAttemptAt == simulationStart.nanoseconds })
         let second = try outbox.claim(limit: 100, now: simulationStart, using: &random)

@@ -246,6 +246,8 @@ struct StoreLinkPair {
                     released.insert(key)
                     if (try? service.event(key)) == nil { releasedBeforeStored.append(key) }
                 }
+            case .settings:
+                break
             }
         }
     }

@@ -14,7 +14,10 @@ struct UUIDv7Tests {
             #expect(uuid.uuid.6 >> 4 == 7)
             #expect(uuid.uuid.8 >> 6 == 0b10)
             #expect(UUIDv7.unixMilliseconds(of: uuid) == milliseconds)
-            #expect(uuid.uuidString.lowercased().count == 36)
+            // RFC 9562 §5.7: the text form starts with the 48-bit timestamp in hex (8-4 digits, then the dash).
+            let hex = String(milliseconds, radix: 16)
+            let timestamp = String(repeating: "0", count: 12 - hex.count) + hex
+            #expect(uuid.uuidString.lowercased().prefix(13) == timestamp.prefix(8) + "-" + timestamp.suffix(4))
         }
         #expect(UUIDv7.unixMilliseconds(of: UUIDv7.make(unixMilliseconds: -5, using: &random)) == 0)
         let version4 = try #require(UUID(uuidString: "123e4567-e89b-42d3-a456-426614174000"))

@@ -47,7 +47,12 @@ final class LyingServer: Sendable {
 
     func stop() async {
         await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        // A graceful shutdown ends `run()` normally; an error there (the server failed) must fail the test.
+        do {
+            try await task.value
+        } catch {
+            Issue.record("the fake server's service group threw: \(error)")
+        }
     }
 
     func serve(_ page: ChangePage, after: String = "*") { pages.byCursor.withLock { $0[after] = page } }

@@ -27,6 +27,7 @@ struct ExactlyOnceTests {
             #expect(statistics.devices == 4)
             #expect(statistics.appliedCommands == queued)
             let contents = try setup.gateway.database.contents()
+            #expect(contents.events.count == 3000)
             #expect(contents.events.allSatisfy { $0.syncedAt != nil }, "every event is marked synced")
             let again = await engine.sync(trigger: .manual)
             #expect(again.succeeded)

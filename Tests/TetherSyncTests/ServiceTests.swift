@@ -125,6 +125,7 @@ struct ServiceTests {
                 for _ in 0..<4 { group.addTask { await engine.sync(trigger: .manual) } }
                 return await group.reduce(into: []) { $0.append($1) }
             }
+            #expect(reports.count == 4)
             #expect(reports.allSatisfy { $0.succeeded })
             #expect(reports.map(\.push.applied).sorted() == [0, 0, 0, queued], "one sync drained everything; the others found nothing")
             #expect(reports.map(\.push.duplicates).reduce(0, +) == 0)

@@ -112,8 +112,18 @@ if final:
     device = final[-1]
     check(device["sensitivity"] == 8 and device["ledBrightness"] == 25,
           f"the device holds the technician's settings: sensitivity {device['sensitivity']}, LED {device['ledBrightness']} (version {device['configVersion']})")
-    check(settings is not None and settings[2] == device["configVersion"] and settings[0] == device["configVersion"],
-          f"the gateway's desired and reported versions match the device's ({device['configVersion']})")
+    matched = settings is not None and settings[2] == device["configVersion"] and settings[0] == device["configVersion"]
+    check(matched, f"the gateway's desired and reported versions match the device's ({device['configVersion']})")
+    if not matched:
+        # Both sides' settings traffic, in order, so the failure says which side lost the report: the device's
+        # SET_CONFIG / CONFIG_DATA facts and tetherd's debug lines (tetherd.settings).
+        settings_facts = ("set-config-applied", "set-config-refused", "config-data-sent", "config-data-acked")
+        for fact in facts:
+            if fact["fact"] in settings_facts:
+                lines.append(f"info device: {json.dumps(fact, sort_keys=True)}")
+        for line in read("tetherd.log").splitlines():
+            if "SET_CONFIG" in line or "CONFIG_DATA" in line:
+                lines.append(f"info tetherd: {line}")
 else:
     check(False, "the device logged its final state (all-released)")
 

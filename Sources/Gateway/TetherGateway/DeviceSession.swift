@@ -203,6 +203,9 @@ final class DeviceSession: PeripheralSession {
             switch result {
             case .success(let outcome):
                 trace(.committed(address: address, batch: batch.id, storedEvents: outcome.storedEvents))
+                for case .reportedConfig(_, let config) in batch.items {
+                    trace(.settingsStored(address: address, batch: batch.id, config))
+                }
                 learn(from: batch, outcome: outcome)
                 // §8.2: only now may the frames of this batch be acknowledged.
                 await execute(state.link!.persisted(batch.id, at: now), &state)
@@ -313,6 +316,8 @@ final class DeviceSession: PeripheralSession {
                 if let stored { $0.eventsStored = stored }
             }
             changed()
+        case .settings(let traffic):
+            trace(.settings(address: address, traffic))
         case .rebootDetected, .identityChanged, .rejected, .nackReceived, .acknowledged, .duplicate, .repeatedFrame,
             .anchorAdded, .timeSyncLost, .storageRefused, .desiredConfigRefused, .bufferOverrun:
             break

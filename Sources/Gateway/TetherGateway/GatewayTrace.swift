@@ -14,4 +14,8 @@ public enum GatewayTrace: Hashable, Sendable {
     case committed(address: String, batch: PersistBatch.ID, storedEvents: [EventKey])
     /// A batch was refused; nothing of it is acknowledged.
     case persistFailed(address: String, batch: PersistBatch.ID, StoreError)
+    /// SET_CONFIG / CONFIG_DATA on the link (§7.11), as the session handled them.
+    case settings(address: String, SettingsTraffic)
+    /// A CONFIG_DATA's config was durably committed in this batch; its ACK follows.
+    case settingsStored(address: String, batch: PersistBatch.ID, DeviceConfig)
 }

@@ -187,7 +187,7 @@ public struct TranscriptReplayer {
                 outcome.timeSyncLost += 1
             case .storageRefused(let frames):
                 outcome.storageRefusals += frames
-            case .bufferOverrun, .desiredConfigRefused:
+            case .bufferOverrun, .desiredConfigRefused, .settings:
                 break
             }
         }

@@ -56,6 +56,8 @@ public actor SimulatedDevice {
     /// Statistics for tests.
     public private(set) var notificationsSent = 0
     public private(set) var writesReceived = 0
+    /// Notifications the drop-notifications fault took instead of sending.
+    public private(set) var notificationsDropped = 0
     /// `Device1.Connect` / `Device1.Disconnect` calls and `StartNotify` sessions started on TX, for the gateway's
     /// supervisor and notify-method tests.
     public private(set) var connectCalls = 0
@@ -68,6 +70,13 @@ public actor SimulatedDevice {
     public private(set) var releasedEvents: [HitEvent] = []
     /// Events still in the device's flash, waiting for an ACK.
     public var unacknowledgedEvents: Int { firmware.eventStore.count }
+    /// The settings the device holds (§7.11).
+    public var config: DeviceConfig { firmware.config }
+    /// Whether a reliable frame (a report, an event, ...) is queued or waiting for its ACK on the current link.
+    public var hasUnacknowledgedMessages: Bool { firmware.hasUnacknowledgedMessages }
+    /// Every settings fact of the firmware, in order: the oracle for the settings report's ACK (a version the
+    /// device saw acknowledged must be the gateway's stored report).
+    public private(set) var settingsFacts: [SettingsFact] = []
 
     init(
         configuration: DeviceConfiguration, adapterPath: DBusObjectPath, connection: DBusConnection,
@@ -426,6 +435,7 @@ public actor SimulatedDevice {
             case .notify(let value): outbox.append(value)
             case .disconnect: Task { await self.remoteDisconnect() }
             case .released(let events): releasedEvents += events
+            case .settings(let fact): settingsFacts.append(fact)
             }
         }
     }
@@ -457,7 +467,10 @@ public actor SimulatedDevice {
         let batch = outbox.prefix(count)
         outbox.removeFirst(count)
         for value in batch {
-            if random.chance(dropProbability) { continue }
+            if random.chance(dropProbability) {
+                notificationsDropped += 1
+                continue
+            }
             sendNotification(value)
             if random.chance(duplicateProbability) { sendNotification(value) }
         }

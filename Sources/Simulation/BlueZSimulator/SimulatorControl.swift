@@ -21,7 +21,7 @@ import Foundation
 /// - `Reboot(o device)`: same as the `reboot` fault.
 /// - `StreamNotifications(o device, u count) -> u sent`: benchmark stream of `count` HIT_EVENT frames, one per
 ///   notification, bypassing the firmware (see `LinkModel.unthrottled`).
-/// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u,
+/// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u, `notifications_dropped` u,
 ///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash),
 ///   `connect_calls` u, `disconnect_calls` u, `start_notify_calls` u (calls received, whatever their outcome),
 ///   `removals` u (RemoveDevice calls that removed it).
@@ -71,6 +71,7 @@ enum SimulatorControl {
                             "paired": .bool(await device.isPaired),
                             "notifications_sent": .uint32(UInt32(clamping: await device.notificationsSent)),
                             "writes_received": .uint32(UInt32(clamping: await device.writesReceived)),
+                            "notifications_dropped": .uint32(UInt32(clamping: await device.notificationsDropped)),
                             // The device's side of exactly-once: events forgotten after the gateway's ACK, and
                             // events still in flash waiting for one.
                             "events_released": .uint32(UInt32(clamping: await device.releasedEvents.count)),

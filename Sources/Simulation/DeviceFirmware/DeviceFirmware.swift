@@ -163,11 +163,11 @@ public struct DeviceFirmware: Sendable {
                 try requested.settings.validate()
             } catch {
                 sendUnreliable(.nack(Nack(sequence: frame.header.sequence, reason: .invalidValue, detail: [error.key])))
-                return []
+                return [.settings(.setConfigRefused(version: requested.version, sequence: frame.header.sequence, key: error.key))]
             }
             config = DeviceConfig(version: requested.version, settings: config.settings.overlaid(with: requested.settings))
             queueConfigReport(at: now)
-            return []
+            return [.settings(.setConfigApplied(config, sequence: frame.header.sequence))]
         case .deviceInfo, .hitEvent, .batteryStatus, .sleep, .timeSyncResponse, .configData:
             sendUnreliable(.nack(Nack(sequence: frame.header.sequence, reason: .malformed)))
             return []
@@ -204,7 +204,8 @@ public struct DeviceFirmware: Sendable {
             switch frame.item {
             case .event(let event): released.append(event)
             case .sleep: sleepAcknowledged = true
-            case .deviceInfo, .battery, .config, .diagnostics: break
+            case .config(let config): actions.append(.settings(.reportAcknowledged(version: config.version, sequence: frame.sequence)))
+            case .deviceInfo, .battery, .diagnostics: break
             }
             return true
         }
@@ -241,14 +242,17 @@ public struct DeviceFirmware: Sendable {
         }
     }
 
+    /// A CONFIG_DATA report of the current config (§7.11), after GET_CONFIG or an applied SET_CONFIG.
+    ///
+    /// A report already sent is never rewritten: a retransmission keeps its frame's sequence number (§8.4), and the
+    /// gateway takes a repeated number for the frame it already has (§8.3, §8.8), so newer settings sent under the
+    /// old number are ACKed without being stored, and the ACK of the older report reads as the newer one's. (That
+    /// lost the report of version 2 in a VM run: the gateway sends SET_CONFIG as soon as the first report arrives,
+    /// before that report's ACK.) The newer report is a frame of its own; only one not yet sent is replaced.
     private mutating func queueConfigReport(at now: LinkInstant) {
         guard link!.version != nil else { return }
-        if let index = link!.inFlight.firstIndex(where: { if case .config = $0.item { true } else { false } }) {
-            link!.inFlight[index].item = .config(config)
-            transmit(link!.inFlight[index].item, sequence: link!.inFlight[index].sequence, flags: .retransmit)
-            retransmissions += 1
-        } else if let index = link!.queue.firstIndex(where: { if case .config = $0 { true } else { false } }) {
-            // §8.7: a report still waiting for room in the window answers the repeated request too.
+        // §8.7: a report still waiting for room in the window answers a repeated request too.
+        if let index = link!.queue.firstIndex(where: { if case .config = $0 { true } else { false } }) {
             link!.queue[index] = .config(config)
         } else {
             link!.queue.append(.config(config))
@@ -292,6 +296,7 @@ public struct DeviceFirmware: Sendable {
             LinkMessage.sleep(notice).append(version: version, sequence: sequence, flags: flags, to: &link!.outgoing)
         case .config(let config):
             LinkMessage.configData(config).append(version: version, sequence: sequence, flags: flags, to: &link!.outgoing)
+            link!.facts.append(.reportSent(config, sequence: sequence, retransmission: flags.contains(.retransmit)))
         case .diagnostics:
             // Type 0x13: reliable (bit 7 clear) and unknown to gateways that speak versions 1 and 2.
             FrameEncoder.append(version: version, type: Self.diagnosticsType, flags: flags, sequence: sequence, payload: [0x01, 0x00, 0x2A, 0x00, 0x00, 0x00], to: &link!.outgoing)
@@ -305,9 +310,12 @@ public struct DeviceFirmware: Sendable {
     }
 
     private mutating func flush() -> [FirmwareAction] {
-        guard link != nil, !link!.outgoing.isEmpty else { return [] }
+        guard link != nil else { return [] }
+        let facts = link!.facts.map(FirmwareAction.settings)
+        link!.facts.removeAll()
+        guard !link!.outgoing.isEmpty else { return facts }
         defer { link!.outgoing.removeAll(keepingCapacity: true) }
-        return FrameEncoder.segments(of: link!.outgoing, valueSize: link!.valueSize).map(FirmwareAction.notify)
+        return FrameEncoder.segments(of: link!.outgoing, valueSize: link!.valueSize).map(FirmwareAction.notify) + facts
     }
 
     /// The diagnostics type firmware 2.x sends (§6.6 test).
@@ -322,6 +330,20 @@ public enum FirmwareAction: Hashable, Sendable {
     case disconnect
     /// These events were acknowledged and left the device's store.
     case released([HitEvent])
+    /// Settings traffic (§7.11), for the device's log; changes nothing.
+    case settings(SettingsFact)
+}
+
+/// What the device did with settings, so a run whose reported version went astray explains itself.
+public enum SettingsFact: Hashable, Sendable {
+    /// SET_CONFIG accepted: `config` is now the device's.
+    case setConfigApplied(DeviceConfig, sequence: SequenceNumber)
+    /// SET_CONFIG refused with NACK `invalidValue` on `key`; nothing applied.
+    case setConfigRefused(version: UInt32, sequence: SequenceNumber, key: UInt8)
+    /// A CONFIG_DATA frame went out (again, when `retransmission`).
+    case reportSent(DeviceConfig, sequence: SequenceNumber, retransmission: Bool)
+    /// The gateway's ACK covered the CONFIG_DATA frame that reported `version`.
+    case reportAcknowledged(version: UInt32, sequence: SequenceNumber)
 }
 
 extension DeviceFirmware {
@@ -356,6 +378,8 @@ extension DeviceFirmware {
         var inFlight: [InFlight] = []
         var queue: [OutboundItem] = []
         var outgoing: [UInt8] = []
+        /// Settings facts of this step, returned with its notifications.
+        var facts: [SettingsFact] = []
         var holdUntil: LinkInstant?
         var sleepDeadline: LinkInstant?
 

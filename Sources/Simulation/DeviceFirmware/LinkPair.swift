@@ -51,6 +51,8 @@ public struct LinkPair: Sendable {
     public private(set) var releasedEvents: Set<EventKey> = []
     /// Invariant violations seen: an event released by an ACK while the store did not have it.
     public private(set) var ackedBeforeStored: [EventKey] = []
+    /// Invariant violations seen: a CONFIG_DATA report the device saw ACKed whose version the store never took.
+    public private(set) var reportsAckedBeforeStored: [UInt32] = []
     public private(set) var reports: [LinkReport] = []
     public private(set) var connections = 0
 
@@ -285,6 +287,11 @@ public struct LinkPair: Sendable {
                     // §8.2: the device may forget an event only once it is durably stored.
                     if !store.contains(key) { ackedBeforeStored.append(key) }
                 }
+            case .settings(.reportAcknowledged(let version, _)):
+                // §8.2 for settings: the device forgets its report on the ACK, so the store must have it.
+                if !store.reportedVersions.contains(version) { reportsAckedBeforeStored.append(version) }
+            case .settings:
+                break
             }
         }
         send(notifications, direction: .toGateway)

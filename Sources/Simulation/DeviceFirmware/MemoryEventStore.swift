@@ -16,6 +16,8 @@ public struct MemoryEventStore: Sendable {
     public private(set) var battery: BatteryStatus?
     public private(set) var sleeps: [SleepNotice] = []
     public private(set) var reportedConfig: DeviceConfig?
+    /// Every config version a CONFIG_DATA stored, so an acknowledged report can be checked against the store.
+    public private(set) var reportedVersions: Set<UInt32> = []
     /// Keys the store refused as already present (the gateway's cache should make this rare).
     public private(set) var duplicateInserts = 0
     private var clock = DeviceClock()
@@ -45,6 +47,7 @@ public struct MemoryEventStore: Sendable {
                 sleeps.append(notice)
             case .reportedConfig(_, let config):
                 reportedConfig = config
+                reportedVersions.insert(config.version)
             case .anchor(_, let anchor):
                 anchors.append(anchor)
                 clock.add(anchor)

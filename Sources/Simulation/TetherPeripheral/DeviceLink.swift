@@ -141,6 +141,8 @@ actor DeviceLink {
             case .released(let events):
                 released += events.count
                 log.hitsReleased(events)
+            case .settings(let fact):
+                log.settings(fact)
             }
         }
         armTimer()

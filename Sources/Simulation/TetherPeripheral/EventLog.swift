@@ -1,3 +1,4 @@
+import DeviceFirmware
 import Foundation
 import LinkProtocol
 
@@ -21,6 +22,21 @@ final class EventLog: Sendable {
     func hitsReleased(_ events: [HitEvent]) {
         for event in events {
             write(["fact": "released", "boot": Int(event.bootCounter), "sequence": Int(event.eventSequence)])
+        }
+    }
+
+    /// Settings traffic (§7.11): SET_CONFIG applied or refused, CONFIG_DATA sent and acknowledged, with versions
+    /// and frame numbers, so a run whose reported version went astray can be followed frame by frame.
+    func settings(_ fact: SettingsFact) {
+        switch fact {
+        case .setConfigApplied(let config, let sequence):
+            write(["fact": "set-config-applied", "version": Int(config.version), "sequence": Int(sequence.rawValue)])
+        case .setConfigRefused(let version, let sequence, let key):
+            write(["fact": "set-config-refused", "version": Int(version), "sequence": Int(sequence.rawValue), "key": Int(key)])
+        case .reportSent(let config, let sequence, let retransmission):
+            write(["fact": "config-data-sent", "version": Int(config.version), "sequence": Int(sequence.rawValue), "retransmission": retransmission])
+        case .reportAcknowledged(let version, let sequence):
+            write(["fact": "config-data-acked", "version": Int(version), "sequence": Int(sequence.rawValue)])
         }
     }
 

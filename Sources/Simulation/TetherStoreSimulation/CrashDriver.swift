@@ -206,6 +206,8 @@ public struct CrashDriver {
                         released.insert(key)
                         if report.kills < configuration.kills { report.releasedBeforeLastKill += 1 }
                     }
+                case .settings:
+                    break
                 }
             }
         }

@@ -54,11 +54,21 @@ public struct SimulatedBlueZ: Sendable {
         _ = try await control("InjectFault", [.string(kind), .variantDictionary(options)])
     }
 
-    /// The user takes `count` hits on the device at `address`; returns how many the firmware recorded.
+    /// The user takes `count` hits on the device at `address`; returns how many the firmware recorded. A reply
+    /// without the count throws: read as 0, it would make "stored == recorded" pass with nothing recorded.
     @discardableResult
     public func recordHits(_ address: String, _ count: Int) async throws -> Int {
         let reply = try await control("RecordHits", [.objectPath(Self.devicePath(address)), .uint32(UInt32(count))])
-        return Int(reply.first?.uint32Value ?? 0)
+        guard reply.count == 1, let recorded = reply[0].uint32Value else {
+            throw MalformedReply(member: "RecordHits", reply: reply)
+        }
+        return Int(recorded)
+    }
+
+    public struct MalformedReply: Error, CustomStringConvertible {
+        public let member: String
+        public let reply: [DBusValue]
+        public var description: String { "io.tether.Simulator1.\(member) answered \(reply), not the expected values" }
     }
 
     /// `GetStatistics(device)`: connected, paired, notifications_sent, writes_received.

@@ -79,7 +79,8 @@ bus = "system"
 enabled = false
 
 [log]
-level = "info"
+# debug: SET_CONFIG and CONFIG_DATA with versions (tetherd.settings), so a settings mismatch explains itself.
+level = "debug"
 TOML
 cp $state/tether.toml /work/tether.toml
 /work/bin/tetherd --check-config --config $state/tether.toml

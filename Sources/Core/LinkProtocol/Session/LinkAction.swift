@@ -104,4 +104,17 @@ public enum LinkReport: Hashable, Sendable {
     /// Desired settings out of §7.11's ranges: not stored as desired, never sent.
     case desiredConfigRefused(version: UInt32, DeviceSettings.InvalidSetting)
     case bufferOverrun(droppedBytes: Int)
+    /// Settings traffic (§7.11), for a debug log that explains where a reported version went.
+    case settings(SettingsTraffic)
+}
+
+/// SET_CONFIG and CONFIG_DATA as the session handled them, with versions and frame numbers.
+public enum SettingsTraffic: Hashable, Sendable {
+    /// SET_CONFIG written; `attempt` counts from 1 (a retry repeats the sequence number, §8.7).
+    case setConfigSent(DeviceConfig, sequence: SequenceNumber, attempt: Int)
+    /// A new CONFIG_DATA went to the store; it is ACKed once its batch commits (§8.2).
+    case configDataReceived(DeviceConfig, sequence: SequenceNumber)
+    /// A CONFIG_DATA under a number already handled or being stored: taken for the frame already received, so
+    /// its content is not stored again (§8.3).
+    case configDataRepeated(DeviceConfig, sequence: SequenceNumber)
 }

@@ -237,7 +237,11 @@ public struct LinkSession: Sendable {
         }
 
         if message.type.isReliable {
-            switch connection!.window.classify(sequence) {
+            let classification = connection!.window.classify(sequence)
+            if classification == .inProgress || classification == .handled, case .configData(let config) = message {
+                actions.append(.report(.settings(.configDataRepeated(config, sequence: sequence))))
+            }
+            switch classification {
             case .new:
                 break
             case .inProgress:
@@ -276,6 +280,7 @@ public struct LinkSession: Sendable {
         case (.established, .sleep(let notice)):
             accept(.sleep(serial: serial, notice, receivedAt: now), sequence: sequence, batch: &batch)
         case (.established, .configData(let config)):
+            actions.append(.report(.settings(.configDataReceived(config, sequence: sequence))))
             reportedConfig = config
             accept(.reportedConfig(serial: serial, config), sequence: sequence, batch: &batch)
             completeConfigRequest(at: now)
@@ -432,6 +437,9 @@ public struct LinkSession: Sendable {
         connection!.request = OutstandingRequest(
             message: message, sequence: sequence, attempts: 1, acceptedAtSend: connection!.window.accepted)
         send(message, sequence: sequence)
+        if case .setConfig(let config) = message {
+            actions.append(.report(.settings(.setConfigSent(config, sequence: sequence, attempt: 1))))
+        }
         actions.append(.armTimer(.request, at: now.advanced(by: configuration.requestTimeout)))
     }
 
@@ -456,6 +464,9 @@ public struct LinkSession: Sendable {
         request.acceptedAtSend = connection!.window.accepted
         connection!.request = request
         send(request.message, sequence: request.sequence, flags: .retransmit)
+        if case .setConfig(let config) = request.message {
+            actions.append(.report(.settings(.setConfigSent(config, sequence: request.sequence, attempt: request.attempts))))
+        }
         actions.append(.armTimer(.request, at: now.advanced(by: configuration.requestTimeout)))
     }
 

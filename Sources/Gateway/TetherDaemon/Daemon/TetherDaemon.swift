@@ -181,8 +181,38 @@ extension TetherDaemon {
         gateway.supervisor.backoffBase = configuration.bluetooth.backoffInitial
         gateway.supervisor.backoffCap = configuration.bluetooth.backoffMaximum
         configuration.bluetooth.notifyMethod.apply(to: &gateway)
-        gateway.trace = { ackLatency.record($0) }
+        let settingsLogger = makeLogger("tetherd.settings")
+        gateway.trace = { event in
+            ackLatency.record(event)
+            Self.logSettings(event, to: settingsLogger)
+        }
         return gateway
+    }
+
+    /// SET_CONFIG and CONFIG_DATA at debug level, with versions and frame numbers: with the peripheral's log, a
+    /// run whose stored reported version is not the device's shows which side lost the report (§7.11, §8.2).
+    static func logSettings(_ event: GatewayTrace, to logger: Logger) {
+        switch event {
+        case .settings(let address, .setConfigSent(let config, let sequence, let attempt)):
+            logger.debug("SET_CONFIG sent", metadata: [
+                "address": "\(address)", "version": "\(config.version)", "sequence": "\(sequence.rawValue)",
+                "attempt": "\(attempt)",
+            ])
+        case .settings(let address, .configDataReceived(let config, let sequence)):
+            logger.debug("CONFIG_DATA received", metadata: [
+                "address": "\(address)", "version": "\(config.version)", "sequence": "\(sequence.rawValue)",
+            ])
+        case .settings(let address, .configDataRepeated(let config, let sequence)):
+            logger.debug("CONFIG_DATA repeated, not stored again", metadata: [
+                "address": "\(address)", "version": "\(config.version)", "sequence": "\(sequence.rawValue)",
+            ])
+        case .settingsStored(let address, let batch, let config):
+            logger.debug("CONFIG_DATA stored", metadata: [
+                "address": "\(address)", "version": "\(config.version)", "batch": "\(batch)",
+            ])
+        case .received, .submitted, .wrote, .committed, .persistFailed:
+            break
+        }
     }
 }
 
