@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "tether-fixtures", targets: ["TetherFixturesCommand"]),
         .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
         .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
+        .library(name: "TetherReplay", targets: ["TetherReplay"]),  // for Fuzz/ (TranscriptFuzzer)
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "TetherStore", targets: ["TetherStore"]),
         .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
