@@ -91,6 +91,9 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
     public var passkey: UInt32 = 123456
     public var firmware: FirmwareModel = .v1_4
     public var serial: String = "TS00000001"
+    /// The GAP Device Name (0x2A00) the device serves; bluetoothd reads it on connecting and renames the device
+    /// to it (Device1.Name and Alias). nil: the same as `name`, so no rename.
+    public var gapName: String?
 
     public init(address: String) {
         self.address = address
@@ -109,5 +112,6 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
         passkey = try container.decodeIfPresent(UInt32.self, forKey: .passkey) ?? passkey
         firmware = try container.decodeIfPresent(FirmwareModel.self, forKey: .firmware) ?? firmware
         serial = try container.decodeIfPresent(String.self, forKey: .serial) ?? serial
+        gapName = try container.decodeIfPresent(String.self, forKey: .gapName)
     }
 }
