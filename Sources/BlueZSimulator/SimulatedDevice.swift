@@ -187,7 +187,7 @@ public actor SimulatedDevice {
         // The adapter counts LE connection attempts in flight (BlueZ serialises them; the gateway must too).
         await adapter.connectAttemptStarted()
         let milliseconds = link.connectMilliseconds
-        let wait = Task { try? await Task.sleep(for: .milliseconds(milliseconds)) }
+        let wait = Task { _ = try? await Task.sleep(for: .milliseconds(milliseconds)) }
         connectWait = wait
         await wait.value  // or less: a restart cancels it
         await adapter.connectAttemptEnded()

@@ -61,7 +61,7 @@ struct TranscriptBoundsTests {
 
     @Test("CRLF line ends read like LF")
     func crlf() throws {
-        let text = Self."transcript 1\nfirmware 1\nstart 2026-11-01T08:00:00Z\n" + "0 connect mtu=23\n0.5 D>G 54 01\n1 end\n")
+        let text = Self.transcript("0 connect mtu=23\n0.5 D>G 54 01\n1 end\n")
         let lf = try Transcript(parsing: text, file: "lf")
         let crlf = try Transcript(parsing: text.replacingOccurrences(of: "\n", with: "\r\n"), file: "crlf")
         #expect(crlf == lf)
