@@ -1,5 +1,6 @@
 // swift-tools-version: 6.1
-// libFuzzer targets for the link protocol core (issue 2, item 7) and the D-Bus wire reader (issue 4). A package of its own so that the main package
+// libFuzzer targets for the link protocol core (issue 2, item 7), the D-Bus wire reader (issue 4), the transcript
+// and configuration readers (issue 12). A package of its own so that the main package
 // never builds with sanitizers. Build and run with ./run-smoke.sh (see README.md).
 
 import PackageDescription
@@ -9,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "Tether", path: ".."),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),  // as tetherd (ConfigurationFuzzer)
     ],
     targets: [
         // Reads structured values out of a fuzzer input (sizes, choices, byte runs) without ever failing.
@@ -30,6 +32,21 @@ let package = Package(
         .executableTarget(
             name: "LinkSessionFuzzer",
             dependencies: ["FuzzSupport", .product(name: "LinkProtocol", package: "Tether")]
+        ),
+
+        // The firmware transcript reader, its writer (a round trip) and the replay `tether replay` runs on it.
+        .executableTarget(
+            name: "TranscriptFuzzer",
+            dependencies: [.product(name: "TetherReplay", package: "Tether")]
+        ),
+
+        // tetherd's TOML configuration reader: TOMLKit, the key-line scanner and every key's checks. Its sources are
+        // tetherd's own Configuration folder through a symlink (Sources/ConfigurationFuzzer/Configuration), which
+        // needs only Foundation and TOMLKit: depending on the TetherDaemon product would build all of tetherd's
+        // dependencies (NIO, BoringSSL, GRDB, Hummingbird…) under ASan for a reader that uses none of them.
+        .executableTarget(
+            name: "ConfigurationFuzzer",
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -6,6 +6,7 @@ check the Swift encoder's idea of the wire format. Layouts of the inputs are des
 """
 import os
 import struct
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -131,7 +132,32 @@ def dbus_seeds():
     yield "stream", blob(notification(b"\x01\x02")) + blob(reply, big_endian=True) + blob(error) + blob(notification(b""))
 
 
-for name, seeds in [("frame", frame_seeds()), ("session", session_seeds()), ("dbus", dbus_seeds())]:
+def transcript_seeds():
+    """TranscriptFuzzer: the committed firmware transcripts as they are, plus the start that trapped (issue 12)."""
+    fixtures = os.path.join(HERE, "..", "Firmware-fixtures")
+    for file in sorted(os.listdir(fixtures)):
+        if file.endswith(".transcript"):
+            with open(os.path.join(fixtures, file), "rb") as handle:
+                yield file[: -len(".transcript")], handle.read()
+    yield "start-2263", b"transcript 1\nfirmware 1.4.2\nstart 2263-01-01T00:00:00Z\n0.000000 connect mtu=23\n1.000000 end\n"
+
+
+def config_seeds():
+    """ConfigurationFuzzer: deploy/tether.toml as shipped, and with every commented-out key set."""
+    with open(os.path.join(HERE, "..", "deploy", "tether.toml"), "rb") as handle:
+        shipped = handle.read()
+    yield "tether.toml", shipped
+    every_key = b"\n".join(
+        line[2:] if line.startswith(b"# ") and b" = " in line and not line.startswith(b"#  ") else line
+        for line in shipped.split(b"\n"))
+    yield "tether-every-key.toml", every_key
+
+
+KINDS = {"frame": frame_seeds, "session": session_seeds, "dbus": dbus_seeds, "transcript": transcript_seeds,
+         "config": config_seeds}
+# `make-seeds.py transcript config` rewrites only those kinds (the dbus seeds need python3-gi).
+for name in sys.argv[1:] or KINDS:
+    seeds = KINDS[name]()
     directory = os.path.join(HERE, "seeds", name)
     os.makedirs(directory, exist_ok=True)
     for seed_name, data in seeds:

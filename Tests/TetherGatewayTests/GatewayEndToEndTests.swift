@@ -154,9 +154,12 @@ extension GatewayEndToEndTests {
                 simulated: simulated, directory: directory, configuration: GatewayHarness.gatewayConfiguration(),
                 limits: StorageLimits(maximumDatabaseBytes: 1, minimumFreeDiskBytes: nil), databaseName: "full.sqlite")
             do {
+                // Recorded before the link comes up, so the device sends hits in its first window, beside its
+                // DEVICE_INFO: once the first refusal arrives it holds everything back for 30 s (§8.5), longer than
+                // this test waits.
+                #expect(try await simulated.recordHits(address, 30) == 30)
                 _ = try await full.gateway.pair(address: address, delegate: RejectingDelegate())
                 try await waitUntil("the link up") { await full.gateway.device(address)?.state == .connected }
-                #expect(try await simulated.recordHits(address, 30) == 30)
                 // The barrier: hits reached the gateway, a commit was refused (so the device holds back for its
                 // storage backoff, §8.5) and every batch submitted so far has completed. Frames go to a batch as
                 // they are received, and an ACK is written as its batch's completion is handled: an ACK or a stored

@@ -307,11 +307,12 @@ struct SupervisorDriverTests {
         }
     }
 
-    /// Generations: a Connect the previous bluetoothd answers after a restart says nothing about the current one.
-    /// Here the old bluetoothd's answer is a failure that arrives while the new generation's Connect is in
-    /// flight for the same device; applied, it would fail that Connect (attempts 1, backoff) and the link that
-    /// then comes up would be ignored.
-    @Test func aConnectAnsweredByTheRestartedBluetoothdIsDropped() async throws {
+    /// Generations: the answer to a Connect made under the previous bluetoothd says nothing about the current one.
+    /// That bluetoothd died with the Connect unanswered, and dbus-daemon answers it NoReply. The simulator holds
+    /// that answer (`late_no_reply_ms`) until the new generation's Connect for the same device is in flight: the
+    /// order in which the driver's tasks may see them. Applied, the failure would fail that Connect (attempts 1,
+    /// backoff) and the link that then comes up would be ignored.
+    @Test func aConnectAnsweredAfterTheRestartIsDropped() async throws {
         var supervisor = Bench.supervisor()
         // Zero backoff and two tokens: the failed Connect against the absent bluetoothd costs the second token,
         // so the third Connect waits for the test to advance the clock, while the first one is still out.
@@ -320,13 +321,15 @@ struct SupervisorDriverTests {
         try await Bench.with(devices: 1, connectMilliseconds: 3_000, supervisor: supervisor, bondFirst: true) { bench in
             let address = GatewayHarness.address(1)
             let path = SimulatedBlueZ.devicePath(address)
-            try await bench.simulated.inject("connect-failure", ["error": .string("abort"), "device": .objectPath(path)])
             let callsBefore = try await bench.connectCalls(1)
             await bench.driver.want(address)
             try await waitUntil("the first Connect at the simulator") { try await bench.connectCalls(1) == callsBefore + 1 }
             #expect(await bench.driver.currentGeneration == 0)
 
-            try await bench.simulated.inject("bluetoothd-restart", ["downtime_ms": .uint32(100)])
+            // The old Connect's NoReply comes 1.5 s after the name is back: after the driver saw the restart, and
+            // halfway through the new Connect (3 s), which starts as soon as the test advances the clock.
+            try await bench.simulated.inject(
+                "bluetoothd-restart", ["downtime_ms": .uint32(100), "late_no_reply_ms": .uint32(1_500)])
             try await waitUntil("the new bluetoothd's generation, the device waiting for a token") {
                 let generation = await bench.driver.currentGeneration
                 let phase = await bench.phase(1)

@@ -223,11 +223,10 @@ public final class NotifyAcquisition: Sendable {
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 && flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
         // A plain thread (never a Swift concurrency thread) blocks in recv; shutdown() wakes it with EOF.
-        let thread = Thread {
+        NamedThread.start("BlueZ notify fd") {
             Self.readLoop(fd: fd, capacity: max(mtu, 512), continuation: continuation)
             descriptor.close()
         }
-        thread.start()
     }
 
     deinit {

@@ -40,7 +40,7 @@ final class ConnectionCore {
         objectServer: DBusObjectServer,
         opened: CheckedContinuation<String, any Error>
     ) {
-        let thread = Thread {
+        NamedThread.start("DBus connection") {
             let core = ConnectionCore(loop: loop, objectServer: objectServer)
             do {
                 let uniqueName = try core.open(address: address)
@@ -55,8 +55,6 @@ final class ConnectionCore {
             }
             loop.finishExit()
         }
-        thread.name = "DBus connection"
-        thread.start()
     }
 
     // MARK: Opening and closing

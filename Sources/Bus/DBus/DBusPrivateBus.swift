@@ -179,11 +179,9 @@ private final class AddressReader: Sendable {
     private let state = Mutex<State>(.waiting(nil))
 
     init(descriptor: Int32) {
-        let thread = Thread { [self] in
+        NamedThread.start("dbusd address") { [self] in
             self.finish(Self.readFirstLine(from: descriptor))
         }
-        thread.name = "dbus-daemon address reader"
-        thread.start()
     }
 
     func address() async throws -> String {

@@ -18,11 +18,19 @@ import TetherPrimitives
 ///     1.000000 disconnect
 ///     9.000000 end
 ///
-/// Times are seconds since `start`, non-decreasing. `D>G` is a notification the gateway received; `G>D` is a write
-/// the device received (kept for reading; a replay recomputes the gateway's writes). `store-full` says the gateway's
-/// store refused to commit for that many milliseconds (the replay refuses the same way). Every byte is two hex digits.
+/// The header lines (`transcript`, `firmware`, `start`, `store-latency-ms`) come once each, before the first timed
+/// line; `start` lies between 1970 and 2199 (see `startDays`). Times are seconds since `start`, non-decreasing.
+/// `D>G` is a notification the gateway received; `G>D` is a write the device received (kept for reading; a replay
+/// recomputes the gateway's writes). `store-full` says the gateway's store refused to commit for that many
+/// milliseconds (the replay refuses the same way). Every byte is two hex digits. Lines end in LF or CRLF.
 public struct Transcript: Hashable, Sendable {
     public static let formatVersion = 1
+
+    /// The days since 1970-01-01 a `start` may fall on: 1970-01-01 to 2199-12-31. Replay times are 64-bit
+    /// nanoseconds since 1970, which end in April 2262; the limit leaves six decades for the transcript's own
+    /// times (under 116 days, see `parseSeconds`) and the session's timers and clock arithmetic beyond them.
+    /// A start past 2262 used to trap on an overflow (issue 12).
+    static let startDays: Range<Int64> = 0..<84_006  // 84 006 days = 2200-01-01T00:00:00Z
 
     public var firmware: String
     public var start: LinkInstant
@@ -48,7 +56,8 @@ public struct Transcript: Hashable, Sendable {
         var lines = comments.map { "# \($0)" }
         lines.append("transcript \(Self.formatVersion)")
         lines.append("firmware \(firmware)")
-        lines.append("start \(UTCFormat.iso8601(start, fractionalDigits: 0))")
+        // Whole seconds as recorded; a fraction only when the start has one, so that reading it back gives this start.
+        lines.append("start \(UTCFormat.iso8601(start, fractionalDigits: start.nanoseconds % 1_000_000_000 == 0 ? 0 : 9))")
         lines.append("store-latency-ms \(storeLatency.nanoseconds / 1_000_000)")
         for entry in entries {
             let time = Self.seconds(from: start, to: entry.at)
@@ -84,8 +93,12 @@ public struct Transcript: Hashable, Sendable {
         var end: LinkInstant?
         var lastTime: Int64 = 0
         var connected = false
+        var sawTimedLine = false
+        var headerLinesSeen: Set<String> = []
 
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // A line ends at LF or CRLF (one Character in Swift, so splitting at "\n" alone kept a CRLF file as one line).
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for (index, rawLine) in lines.enumerated() {
             let lineNumber = index + 1
             func fail(_ message: String) -> TranscriptError { TranscriptError(file: file, line: lineNumber, message: message) }
             let line = rawLine.trimmingWhitespace()
@@ -97,6 +110,11 @@ public struct Transcript: Hashable, Sendable {
             if end != nil { throw fail("nothing may follow the `end` line") }
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             let keyword = String(fields[0])
+            if ["transcript", "firmware", "start", "store-latency-ms"].contains(keyword) {
+                // A second `start` after timed lines would move every time already read.
+                guard !sawTimedLine else { throw fail("`\(keyword)` must come before the first timed line") }
+                guard headerLinesSeen.insert(keyword).inserted else { throw fail("a second `\(keyword)` line") }
+            }
             switch keyword {
             case "transcript":
                 guard fields.count == 2, Int(fields[1]) == Self.formatVersion else {
@@ -109,10 +127,13 @@ public struct Transcript: Hashable, Sendable {
                 firmware = String(fields[1])
                 continue
             case "start":
-                guard fields.count == 2, let instant = UTCFormat.parseISO8601(String(fields[1])) else {
+                guard fields.count == 2, let (days, nanosecondOfDay) = UTCFormat.parseISO8601Fields(String(fields[1])) else {
                     throw fail("expected `start <UTC time like 2026-11-01T08:00:00Z>`")
                 }
-                start = instant
+                guard Self.startDays.contains(days) else {
+                    throw fail("`start` \(fields[1]) is out of range: a transcript starts between 1970-01-01T00:00:00Z and 2199-12-31T23:59:59Z")
+                }
+                start = LinkInstant(nanoseconds: days * 86_400_000_000_000 + nanosecondOfDay)
                 continue
             case "store-latency-ms":
                 guard fields.count == 2, let milliseconds = Int64(fields[1]), (0...60_000).contains(milliseconds) else {
@@ -123,6 +144,7 @@ public struct Transcript: Hashable, Sendable {
             default:
                 break
             }
+            sawTimedLine = true
             guard sawVersion else { throw fail("the first line that is not a comment must be `transcript \(Self.formatVersion)`") }
             guard let start else { throw fail("`start` must come before the first timed line") }
             guard let micros = Self.parseSeconds(keyword) else {
@@ -176,7 +198,7 @@ public struct Transcript: Hashable, Sendable {
         self.init(firmware: firmware, start: start, storeLatency: storeLatency ?? .milliseconds(5), comments: comments, entries: entries, end: end)
     }
 
-    /// "12.345678" → microseconds; at most 6 decimals, no sign, at most ~30 days.
+    /// "12.345678" → microseconds; at most 6 decimals, no sign, at most 7 digits of seconds (under 116 days).
     static func parseSeconds(_ text: String) -> Int64? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].count <= 7,

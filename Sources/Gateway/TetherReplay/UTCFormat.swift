@@ -30,8 +30,19 @@ public enum UTCFormat {
         return text + "Z"
     }
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`.
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; nil for another shape or a time a `LinkInstant` cannot hold
+    /// (64-bit nanoseconds since 1970 end in April 2262 and begin in 1677).
     public static func parseISO8601(_ text: String) -> LinkInstant? {
+        guard let (days, nanosecondOfDay) = parseISO8601Fields(text) else { return nil }
+        let (dayNanoseconds, overflowed) = days.multipliedReportingOverflow(by: 86_400_000_000_000)
+        guard !overflowed else { return nil }
+        let (nanoseconds, overflowedAgain) = dayNanoseconds.addingReportingOverflow(nanosecondOfDay)
+        return overflowedAgain ? nil : LinkInstant(nanoseconds: nanoseconds)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` as days since 1970-01-01 and nanoseconds into that day, so a caller can
+    /// check the range before it converts (four-digit years fit in the day count; the nanoseconds may not).
+    static func parseISO8601Fields(_ text: String) -> (days: Int64, nanosecondOfDay: Int64)? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
             bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":")
@@ -57,7 +68,7 @@ public enum UTCFormat {
             return nil
         }
         let days = daysFromCivil(year: year, month: month, day: day)
-        return LinkInstant(nanoseconds: ((days * 86_400) + hour * 3600 + minute * 60 + second) * 1_000_000_000 + nanos)
+        return (days, (hour * 3600 + minute * 60 + second) * 1_000_000_000 + nanos)
     }
 
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {

@@ -85,12 +85,25 @@ public actor BlueZSimulator {
     /// The bluetoothd-restart fault: give up `org.bluez`, drop every BlueZ object silently (a dead daemon sends
     /// nothing), wait `downtime`, then export the adapter and bonded devices again and take the name back.
     /// Clients see NameOwnerChanged twice.
-    func restartBluetoothd(downtime: Duration) async throws {
+    ///
+    /// Calls in flight (Connect, Pair) die with the old bluetoothd: their callers get dbus-daemon's NoReply, at
+    /// once, never an answer from the new one. `lateNoReply` holds those answers until that long after the name
+    /// is back: the order in which a client's tasks may see them (the restart's signals first, then the error
+    /// of a call it made before), which a client must survive.
+    func restartBluetoothd(downtime: Duration, lateNoReply: Duration? = nil) async throws {
         guard !restarting else { throw BlueZError.inProgress }
         restarting = true
         defer { restarting = false }
+        let (held, release) = AsyncStream<Never>.makeStream()
+        let droppedCallsAnswered = lateNoReply.map { _ in Task { for await _ in held {} } }
+        defer {
+            Task {
+                if let lateNoReply { try? await Task.sleep(for: lateNoReply) }
+                release.finish()
+            }
+        }
         _ = try await connection.releaseName(Self.busName)
-        await adapter.forgetForRestart()
+        await adapter.forgetForRestart(droppedCallsAnswered: droppedCallsAnswered)
         await agents.forgetAll()
         let server = connection.objectServer
         server.removeObjectManager(at: .root)

@@ -45,11 +45,10 @@ final class SeqPacketSocket: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
         events = stream
         let owned = descriptor
-        let thread = Thread {
+        NamedThread.start("sim notify fd") {
             Self.readLoop(fd: fd, continuation: continuation)
             owned.close()
         }
-        thread.start()
     }
 
     /// Sends one packet; false if the client has gone.

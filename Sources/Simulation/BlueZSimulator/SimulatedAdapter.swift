@@ -106,12 +106,12 @@ public actor SimulatedAdapter {
     }
 
     /// bluetoothd restarted: discovery and power state start afresh.
-    func forgetForRestart() async {
+    func forgetForRestart(droppedCallsAnswered: Task<Void, Never>?) async {
         advertisingTask?.cancel()
         advertisingTask = nil
         discoveryClients.removeAll()
         isPowered = true
-        for device in devices { await device.forgetForRestart() }
+        for device in devices { await device.forgetForRestart(droppedCallsAnswered: droppedCallsAnswered) }
     }
 
     private func emit(_ changed: [String: DBusValue]) {

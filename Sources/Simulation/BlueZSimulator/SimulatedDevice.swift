@@ -33,6 +33,15 @@ public actor SimulatedDevice {
     private var connecting = false
     private var pairing = false
     private var pairingCanceled = false
+    /// What bluetoothd read from the GAP Device Name characteristic on connecting (nil before the first
+    /// connection): Name and Alias from then on (`nameAfterConnect`).
+    private var gapName: String?
+
+    // bluetoothd restarts (`forgetForRestart`): a Connect or Pair that began under an earlier bluetoothd was dropped
+    // with it and is answered with the bus's NoReply (`droppedByRestart`), never with a link.
+    private var bluetoothdLife: UInt64 = 0
+    private var connectWait: Task<Void, Never>?
+    private var droppedCallsAnswered: Task<Void, Never>?
 
     // The link.
     private var firmware: DeviceFirmware
@@ -143,12 +152,18 @@ public actor SimulatedDevice {
         isExported = false
         isPaired = false
         trusted = false
+        gapName = nil  // found again, it is a new device object with the advertised name
         rssi = nil
         txPower = nil
     }
 
-    /// bluetoothd went away: forget everything silently (nothing is announced by a dead daemon).
-    func forgetForRestart() {
+    /// bluetoothd went away: forget everything silently (nothing is announced by a dead daemon). Calls in flight
+    /// are dropped: they are answered NoReply once `answered` ends (at once when nil; see BlueZSimulator).
+    func forgetForRestart(droppedCallsAnswered answered: Task<Void, Never>?) {
+        bluetoothdLife += 1
+        droppedCallsAnswered = answered
+        connectWait?.cancel()
+        pairing = false
         linkTask?.cancel()
         linkTask = nil
         closeSockets(announce: false)
@@ -178,11 +193,17 @@ public actor SimulatedDevice {
         guard await adapter.isPowered else { throw BlueZError.notReady }
         guard !connecting else { throw BlueZError.inProgress }
         connecting = true
-        defer { connecting = false }
+        let life = bluetoothdLife
+        defer { if life == bluetoothdLife { connecting = false } }
         // The adapter counts LE connection attempts in flight (BlueZ serialises them; the gateway must too).
         await adapter.connectAttemptStarted()
-        try? await Task.sleep(for: .milliseconds(link.connectMilliseconds))
+        let milliseconds = link.connectMilliseconds
+        let wait = Task { _ = try? await Task.sleep(for: .milliseconds(milliseconds)) }
+        connectWait = wait
+        await wait.value  // or less: a restart cancels it
         await adapter.connectAttemptEnded()
+        guard life == bluetoothdLife else { throw await droppedByRestart() }
+        connectWait = nil
         if !pendingConnectFailures.isEmpty {
             throw pendingConnectFailures.removeFirst()
         }
@@ -200,6 +221,14 @@ public actor SimulatedDevice {
     func remoteDisconnect() async {
         guard isConnected else { return }
         await dropLink(reason: ("org.bluez.Reason.Remote", "Connection terminated by remote user"))
+    }
+
+    /// The answer to a call the restart dropped. bluetoothd dies with the call unanswered, and dbus-daemon answers
+    /// its caller for it: "org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus
+    /// without replying" (bus/connection.c). Never a link: the new bluetoothd knows nothing of the call.
+    private func droppedByRestart() async -> DBusError {
+        await droppedCallsAnswered?.value
+        return DBusError(.noReply, "Message recipient disconnected from message bus without replying")
     }
 
     /// The link is up: `Connected=true` now (before the caller's reply), services after the reply.
@@ -223,7 +252,21 @@ public actor SimulatedDevice {
         guard isConnected, connectionNumber == number, !servicesResolved else { return }
         servicesResolved = true
         emit(["ServicesResolved": .bool(true)])
+        nameAfterConnect()
     }
+
+    /// bluetoothd reads the GAP Device Name (0x2A00) once connected and, when it differs from the name it has,
+    /// takes it as the device's Name, and as its Alias while no alias was set (BlueZ profiles/gap/gas.c,
+    /// read_device_name_cb → btd_device_device_set_name; src/device.c). The advertised name is gone from then on.
+    private func nameAfterConnect() {
+        let name = configuration.gapName ?? configuration.name
+        guard name != currentName else { return }
+        gapName = name
+        emit(["Name": .string(name), "Alias": .string(name)])
+    }
+
+    /// Device1.Name and Alias: the advertised name until a connection read the GAP name.
+    var currentName: String { gapName ?? configuration.name }
 
     private func dropLink(reason: (String, String)) async {
         linkTask?.cancel()
@@ -251,7 +294,8 @@ public actor SimulatedDevice {
         guard !pairing else { throw BlueZError.inProgress }
         pairing = true
         pairingCanceled = false
-        defer { pairing = false }
+        let life = bluetoothdLife
+        defer { if life == bluetoothdLife { pairing = false } }
         if !isConnected {
             try await connect()
         }
@@ -266,6 +310,7 @@ public actor SimulatedDevice {
             guard let agent = await agents.pairingAgent(for: caller) else { throw BlueZError.authenticationFailed }
             _ = try await callAgent(agent, "RequestConfirmation", [.objectPath(path), .uint32(configuration.passkey)])
         }
+        guard life == bluetoothdLife else { throw await droppedByRestart() }
         guard !pairingCanceled else { throw BlueZError.authenticationCanceled }
         isPaired = true
         emit(["Paired": .bool(true), "Bonded": .bool(true)])
@@ -698,8 +743,8 @@ extension SimulatedDevice {
             properties: [
                 DBusProperty("Address", signature: "s") { .string(configuration.address.uppercased()) },
                 DBusProperty("AddressType", signature: "s") { .string(configuration.addressType) },
-                DBusProperty("Name", signature: "s") { .string(configuration.name) },
-                DBusProperty("Alias", signature: "s") { .string(configuration.name) },
+                DBusProperty("Name", signature: "s") { .string(await self.currentName) },
+                DBusProperty("Alias", signature: "s") { .string(await self.currentName) },
                 DBusProperty("Appearance", signature: "q") { .uint16(0) },
                 DBusProperty("Icon", signature: "s") { .string("") },
                 get("RSSI") { $0.rssi.map(DBusValue.int16) },

@@ -94,6 +94,9 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
     /// false: the device offers only Device Information and Link Loss, no Tether service (a device the gateway
     /// does not serve: it must report it unsupported and let it go).
     public var tetherService: Bool = true
+    /// The GAP Device Name (0x2A00) the device serves; bluetoothd reads it on connecting and renames the device
+    /// to it (Device1.Name and Alias). nil: the same as `name`, so no rename.
+    public var gapName: String?
 
     public init(address: String) {
         self.address = address
@@ -113,5 +116,6 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
         firmware = try container.decodeIfPresent(FirmwareModel.self, forKey: .firmware) ?? firmware
         serial = try container.decodeIfPresent(String.self, forKey: .serial) ?? serial
         tetherService = try container.decodeIfPresent(Bool.self, forKey: .tetherService) ?? tetherService
+        gapName = try container.decodeIfPresent(String.self, forKey: .gapName)
     }
 }

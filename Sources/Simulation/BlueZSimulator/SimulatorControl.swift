@@ -16,7 +16,9 @@ import Foundation
 ///     `AgentManager1.RegisterAgent` answers after the delay, and with Failed when `refuse` (until changed).
 ///   - `reboot`: the firmware power-cycles (boot counter + 1) and a live link drops.
 ///   - `adapter-power` {`powered` b}: links drop and discovery stops on power off.
-///   - `bluetoothd-restart` {`downtime_ms` u, default 500}: replies first, then restarts in the background.
+///   - `bluetoothd-restart` {`downtime_ms` u, default 500; `late_no_reply_ms` u}: replies first, then restarts in
+///     the background. Connect and Pair calls in flight get NoReply (dbus-daemon's answer for a callee that left),
+///     at once, or `late_no_reply_ms` after the name is back (see `BlueZSimulator.restartBluetoothd`).
 /// - `RecordHits(o device, u count) -> u recorded`: the user takes hits; the firmware sends them if connected.
 /// - `Reboot(o device)`: same as the `reboot` fault.
 /// - `StreamNotifications(o device, u count) -> u sent`: benchmark stream of `count` HIT_EVENT frames, one per
@@ -151,9 +153,10 @@ enum SimulatorControl {
             await simulator.adapter.setPowered(powered)
         case "bluetoothd-restart":
             let downtime = Int(options["downtime_ms"]?.uint32Value ?? 500)
+            let lateNoReply = options["late_no_reply_ms"]?.uint32Value.map { Duration.milliseconds(Int($0)) }
             Task {
                 try? await Task.sleep(for: .milliseconds(20))
-                try? await simulator.restartBluetoothd(downtime: .milliseconds(downtime))
+                try? await simulator.restartBluetoothd(downtime: .milliseconds(downtime), lateNoReply: lateNoReply)
             }
         default:
             throw BlueZError.invalidArguments

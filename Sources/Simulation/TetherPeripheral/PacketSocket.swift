@@ -24,7 +24,7 @@ final class PacketSocket: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
         packets = stream
         let owned = descriptor
-        Thread {
+        NamedThread.start("peripheral fd") {
             var buffer = [UInt8](repeating: 0, count: 1024)
             while true {
                 let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -34,7 +34,7 @@ final class PacketSocket: Sendable {
             }
             continuation.finish()
             owned.close()
-        }.start()
+        }
     }
 
     func shutDown() {

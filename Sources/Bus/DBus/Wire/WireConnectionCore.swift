@@ -75,7 +75,7 @@ final class WireConnectionCore {
         address: String, loop: ConnectionLoop<WireConnectionCore>, serials: WireSerials, coalescing: Duration,
         opened: CheckedContinuation<String, any Error>
     ) {
-        let thread = Thread {
+        NamedThread.start("DBus wire") {
             do {
                 let descriptor = try WireTransport.open(address, handshakeTimeout: .seconds(25))
                 let core = WireConnectionCore(
@@ -91,8 +91,6 @@ final class WireConnectionCore {
             }
             loop.finishExit()
         }
-        thread.name = "DBus wire"  // pthread_setname_np rejects names over 15 bytes
-        thread.start()
     }
 
     /// Spec: "Before an application is able to send messages to other applications it must send the

@@ -6,6 +6,14 @@ import TOMLKit
 public enum ConfigurationReader {
     /// Parses `document` (the contents of `path`, which is used in messages only).
     public static func parse(_ document: String, path: String) throws(ConfigurationError) -> DaemonConfiguration {
+        let lines = TOMLKeyLines(document: document)
+        if let line = lines.malformedHeaderLines.first {
+            throw ConfigurationError(path: path, problems: [
+                ConfigurationProblem(
+                    key: nil, line: line,
+                    message: "not valid TOML: a table header names a table, starting with a letter, a digit, _, - or a quote")
+            ])
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: document)
@@ -17,7 +25,6 @@ public enum ConfigurationReader {
             throw ConfigurationError(path: path, problems: [ConfigurationProblem(key: nil, line: nil, message: "not valid TOML: \(error)")])
         }
 
-        let lines = TOMLKeyLines(document: document)
         var problems: [ConfigurationProblem] = []
         func problem(_ key: String, _ message: String) {
             problems.append(ConfigurationProblem(key: key, line: lines.line(of: key), message: message))

@@ -7,13 +7,19 @@
 /// there is never taken for a key.
 public struct TOMLKeyLines: Sendable {
     public private(set) var lines: [String: Int] = [:]
+    /// Table headers whose key does not start with a key character or a quote (`[)x]`, `[` alone), by line: the
+    /// reader refuses them before TOMLKit sees them, because toml++ 3 only asserts that a header's key starts
+    /// well (parse_table_header → parse_key: an abort with assertions, undefined behaviour without).
+    public private(set) var malformedHeaderLines: [Int] = []
 
     public init(document: String) {
         var table: [String] = []
         var openMultilineString: String?  // the delimiter that closes it
         var bracketDepth = 0  // inside a value's array or inline table spanning lines
 
-        for (index, rawLine) in document.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // TOML lines end in LF or CRLF; CRLF is one Character in Swift, so splitting at "\n" alone missed it.
+        let documentLines = document.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for (index, rawLine) in documentLines.enumerated() {
             let number = index + 1
             var line = Substring(rawLine)
             if let delimiter = openMultilineString {
@@ -32,6 +38,14 @@ public struct TOMLKeyLines: Sendable {
             if trimmed.hasPrefix("[") {
                 let isArray = trimmed.hasPrefix("[[")
                 let body = trimmed.dropFirst(isArray ? 2 : 1)
+                // TOML 1.0 (keys): a key is bare (A-Za-z0-9_-) or quoted; whitespace may come first; `]` is toml++'s
+                // own "blank key" error.
+                guard let keyStart = body.first(where: { $0 != " " && $0 != "\t" }),
+                    keyStart == "]" || Self.startsAKey(keyStart)
+                else {
+                    malformedHeaderLines.append(number)
+                    continue
+                }
                 guard let close = Self.unquotedIndex(of: "]", in: body) else { continue }
                 table = Self.keyPath(body[..<close])
                 let path = table.joined(separator: ".")
@@ -59,6 +73,12 @@ public struct TOMLKeyLines: Sendable {
             components.removeLast()
         }
         return nil
+    }
+
+    /// A bare key's character (A-Za-z0-9_-) or a quote (TOML 1.0, "Keys").
+    static func startsAKey(_ character: Character) -> Bool {
+        guard character.isASCII else { return false }
+        return character.isLetter || character.isNumber || "_-\"'".contains(character)
     }
 
     /// `a."b.c" . d` → ["a", "b.c", "d"].
