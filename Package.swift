@@ -88,7 +88,7 @@ let package = Package(
         ),
 
         // Drives the real firmware model against a real store across process kills: the gateway child and the
-        // parent that plays the devices and SIGKILLs it. Used by the crash test, crash-soak.sh and nothing else.
+        // parent that plays the devices and SIGKILLs it. Used by the crash test, scripts/bench/crash-soak.sh and nothing else.
         .target(name: "TetherStoreSimulation", dependencies: ["TetherStore", "DeviceFirmware", "LinkProtocol"]),
         .executableTarget(name: "TetherStoreCrashTest", dependencies: ["TetherStoreSimulation"]),
 
@@ -240,7 +240,7 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// MARK: - Real BlueZ in a VM (issue 7; scripts/real-bluez.sh, deploy/real-bluez/)
+// MARK: - Real BlueZ in a VM (issue 7; scripts/vm/real-bluez.sh, deploy/real-bluez/)
 package.products += [
     .executable(name: "tether-peripheral", targets: ["TetherPeripheralCommand"]),
     .executable(name: "tether-vm-central", targets: ["TetherVMCentralCommand"]),
@@ -290,7 +290,7 @@ package.targets += [
     ),
     // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process):
     // Tether over StartNotify and AcquireNotify vs bleak, same stream, same run. Run in release
-    // (scripts/gateway-bench.sh).
+    // (scripts/bench/gateway-bench.sh).
     .target(name: "GatewayBenchmark", dependencies: ["TetherGateway", "BlueZ", "DBus", "LinkProtocol"]),
     .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"]),
 ]

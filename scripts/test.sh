@@ -6,7 +6,7 @@
 # fails. `.ci/run` calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/setup/install-deps.sh
 # The sync suites run against a real PostgreSQL (initdb in a temporary directory, as the postgres user when run as
 # root). Without one they would only skip with a warning; here a missing PostgreSQL fails the run.
 export TETHER_REQUIRE_POSTGRES=1
@@ -22,8 +22,8 @@ if [ "$status" -ne 0 ]; then
     exit "$status"
 fi
 # Conformance (issue 5): schemathesis (pinned, in a venv) checks the live server's answers against docs/sync-api.yaml.
-echo "== conformance: tether-server against docs/sync-api.yaml (scripts/conformance.sh)"
-if ! TETHER_SERVER_BINARY="$(swift build --show-bin-path)/tether-server" scripts/conformance.sh; then
+echo "== conformance: tether-server against docs/sync-api.yaml (scripts/ci/conformance.sh)"
+if ! TETHER_SERVER_BINARY="$(swift build --show-bin-path)/tether-server" scripts/ci/conformance.sh; then
     echo "conformance FAILED: tether-server's answers do not match docs/sync-api.yaml (see above)" >&2
     exit 1
 fi
@@ -35,20 +35,20 @@ if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
     echo "== short end-to-end demo (${TETHER_DEMO_SECONDS:-20} s)"
     scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
     echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
-    scripts/demo-interrupt-check.sh
+    scripts/demo/interrupt-check.sh
 fi
 # Real BlueZ: the kernel's Bluetooth stack, btvirt and bluetoothd 5.66 in a qemu VM running the real gateway
 # (tetherd + the tether CLI + tether-server sync; scenario tetherd), with the debug build above (TETHER_VM_LINK=shared:
 # no second compile). About 3 min under software emulation. The stand-in central's scenario stays available
-# (scripts/real-bluez.sh tether). Exit 77 means this machine
+# (scripts/vm/real-bluez.sh tether). Exit 77 means this machine
 # cannot run the VM: the harness prints a loud SKIP banner and the run goes on; any other failure fails the run.
 # TETHER_REAL_BLUEZ=0 leaves it out (and says so).
 if [ "${TETHER_REAL_BLUEZ:-1}" = 0 ]; then
     echo "== real-BlueZ VM scenario NOT RUN (TETHER_REAL_BLUEZ=0)"
 else
-    echo "== real-BlueZ VM scenario (scripts/real-bluez.sh tetherd)"
+    echo "== real-BlueZ VM scenario (scripts/vm/real-bluez.sh tetherd)"
     set +e
-    TETHER_VM_LINK=shared scripts/real-bluez.sh tetherd
+    TETHER_VM_LINK=shared scripts/vm/real-bluez.sh tetherd
     status=$?
     if [ "$status" != 0 ] && [ "$status" != 77 ]; then
         # One more attempt, never silently: software-emulated controllers under TCG sometimes lose a whole run to
@@ -57,7 +57,7 @@ else
         echo "###############################################################################" >&2
         echo "### real-BlueZ VM scenario: FIRST ATTEMPT FAILED (status $status); retrying once" >&2
         echo "###############################################################################" >&2
-        TETHER_VM_LINK=shared scripts/real-bluez.sh tetherd
+        TETHER_VM_LINK=shared scripts/vm/real-bluez.sh tetherd
         status=$?
         [ "$status" = 0 ] && echo "== real-BlueZ VM scenario passed on the SECOND attempt (the first failed; see above)"
     fi

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Runs scripts/bleak-fidelity.sh: a pinned bleak (a third-party BlueZ client) against tether-sim on a private
+/// Runs scripts/ci/bleak-fidelity.sh: a pinned bleak (a third-party BlueZ client) against tether-sim on a private
 /// bus. Needs python3 with venv and, on the first run, PyPI; skipped without python3 or with
 /// TETHER_SKIP_BLEAK=1.
 @Suite struct BleakFidelityTests {
@@ -25,7 +25,7 @@ import Testing
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.root.appendingPathComponent("scripts/bleak-fidelity.sh").path]
+        process.arguments = [Self.root.appendingPathComponent("scripts/ci/bleak-fidelity.sh").path]
         process.environment = environment
         // Output goes to a file and the wait polls: blocking a cooperative thread would starve other tests.
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("bleak-fidelity-\(getpid()).log")

@@ -2,17 +2,17 @@
 # Fidelity test of tether-sim with a third-party BlueZ client: a PINNED bleak in a venv, a private bus started
 # by tether-sim --start-private-bus, and Tests/BlueZSimulatorTests/bleak_client.py with DBUS_SYSTEM_BUS_ADDRESS.
 #
-#   scripts/bleak-fidelity.sh                 # builds tether-sim with --scratch-path ${SCRATCH:-.build}
-#   TETHER_SIM=/path/to/tether-sim scripts/bleak-fidelity.sh
+#   scripts/ci/bleak-fidelity.sh                 # builds tether-sim with --scratch-path ${SCRATCH:-.build}
+#   TETHER_SIM=/path/to/tether-sim scripts/ci/bleak-fidelity.sh
 #
 # The venv is cached in ${TETHER_BLEAK_VENV:-<repo>/.build-bleak/venv-bleak-<version>} (ignored by git).
-# Needs python3 with venv/pip (Debian: python3-venv python3-pip, see .ci/apt-packages-sim.txt) and PyPI access
+# Needs python3 with venv/pip (Debian: python3-venv python3-pip, see scripts/setup/debian-packages.txt) and PyPI access
 # on the first run. Prints timings; exits non-zero on the first failed operation.
 set -euo pipefail
 
 BLEAK_VERSION=3.1.0
 DBUS_FAST_VERSION=5.2.0
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VENV="${TETHER_BLEAK_VENV:-$ROOT/.build-bleak/venv-bleak-$BLEAK_VERSION}"
 started=$(date +%s.%N)
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}s')" "$1" "$(date +%s.%N)"; }

@@ -3,7 +3,7 @@
 # virtual LE controllers and bluetoothd 5.66, runs a scenario with Tether's binaries inside, and brings the results
 # back through a 9p share. See deploy/real-bluez/README.md.
 #
-#   scripts/real-bluez.sh [scenario]       # default scenario: tether (deploy/real-bluez/scenarios/<name>.sh)
+#   scripts/vm/real-bluez.sh [scenario]       # default scenario: tether (deploy/real-bluez/scenarios/<name>.sh)
 #
 # Exit status: 0 the scenario passed; 1 it failed (logs, bluetoothd log and btmon trace kept in the run folder);
 # 77 this machine cannot run the VM at all (a loud SKIP line says why; never a silent pass).
@@ -12,7 +12,7 @@
 # TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_CONFIGURATION (release),
 # TETHER_VM_BOOT_SECONDS (bound, 540).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=$(pwd)
 scenario=${1:-tether}
 harness=$repo/deploy/real-bluez
@@ -31,9 +31,9 @@ started=$(now)
 
 [ "$(uname -m)" = x86_64 ] || skip "the harness boots Debian's amd64 kernel; this machine is $(uname -m)"
 
-# 1. Debian packages: the build's (scripts/debian-packages.txt) and the harness's own.
+# 1. Debian packages: the build's (scripts/setup/debian-packages.txt) and the harness's own.
 step=$(now)
-scripts/install-deps.sh
+scripts/setup/install-deps.sh
 mapfile -t wanted < <(grep -v '^\s*#' "$harness/debian-packages.txt" | tr -s ' \t' '\n' | grep -v '^$')
 missing=()
 for package in "${wanted[@]}"; do
