@@ -3,7 +3,8 @@
 
 Every hit produced is stored exactly once and was released by the device (ACKed after commit); the settings
 round trip reached the device; both subscription methods ran; pairing asked both agents for the passkey; no
-unexplained error-level log lines. Prints the summary and writes it to summary.txt; exit 1 on any failure."""
+unexplained error-level log lines. Prints the summary and writes it to summary.txt; exit 1 on any failure. A missing
+log or summary is a failure that names it, never a silent "no errors"."""
 import json
 import re
 import sys
@@ -56,13 +57,17 @@ check(any(q.startswith("RequestPasskey") for q in summary["agentQuestions"]), f"
 check(any(f["fact"] == "agent-request-passkey" for f in facts), "the device's agent entered the passkey")
 check(any(r.startswith("reboot of") for r in summary["sessionReports"]), "the gateway noticed the device's reboot")
 check(any(r.startswith("time anchor") for r in summary["sessionReports"]), "time sync produced anchors")
-check(summary.get("outboxCommands", 0) >= len(produced), f"an outbox command per stored hit ({summary.get('outboxCommands')})")
+check(summary.get("outboxCommands", -1) >= len(produced), f"an outbox command per stored hit ({summary.get('outboxCommands')})")
 
 # Error-level lines: Tether's own must be none; bluetoothd's must each be explained here. With -d, bluetoothd
 # prefixes its debug lines with "file.c:function()"; error() and info() lines carry no prefix.
-central_errors = [l for l in (work / "central.log").read_text().splitlines() if " ERROR " in l] if (work / "central.log").exists() else []
+# A missing log is a failure, never "no errors".
+central_log = work / "central.log"
+check(central_log.is_file(), "the central wrote central.log")
+central_lines = central_log.read_text(errors="replace").splitlines() if central_log.is_file() else []
+central_errors = [l for l in central_lines if " ERROR " in l]
 check(not central_errors, f"no error lines from the central: {central_errors[:5]}")
-central_warnings = [l for l in (work / "central.log").read_text().splitlines() if " WARN " in l] if (work / "central.log").exists() else []
+central_warnings = [l for l in central_lines if " WARN " in l]
 lines.append(f"info central warnings (recovered by design): {len(central_warnings)}")
 for line in central_warnings[:10]:
     lines.append(f"     {line}")
@@ -80,7 +85,8 @@ explained = {
 debug_prefix = re.compile(r"^bluetoothd\[\d+\]: [\w/.-]+\.c:\w+\(\) ")
 unexplained, debug_failures = [], 0
 log = work / "bluetoothd.log"
-if log.exists():
+check(log.is_file(), "bluetoothd.log was copied out of the guest")
+if log.is_file():
     for line in log.read_text(errors="replace").splitlines():
         if debug_prefix.match(line):
             debug_failures += bool(re.search(r"\b(fail|failed|Failed|error: [1-9])", line))

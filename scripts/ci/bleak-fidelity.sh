@@ -19,8 +19,10 @@ elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv
 
 if ! "$VENV/bin/python" -c "import bleak, importlib.metadata as m; assert m.version('bleak') == '$BLEAK_VERSION'" 2>/dev/null; then
     rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION"
+    # A venv that cannot be made fails the test (it is required in CI, TETHER_REQUIRE_BLEAK=1), with the reason.
+    python3 -m venv "$VENV" || { echo "bleak-fidelity: python3 -m venv $VENV failed (python3-venv installed?)" >&2; exit 1; }
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION" \
+        || { rm -rf "$VENV"; echo "bleak-fidelity: could not install bleak $BLEAK_VERSION into $VENV (PyPI reachable?)" >&2; exit 1; }
 fi
 echo "timing: venv ready (bleak $BLEAK_VERSION) after $(elapsed "$started")"
 
