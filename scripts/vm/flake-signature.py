@@ -36,10 +36,16 @@ def btmon_blocks():
     if not (run / "btmon.snoop").is_file():
         return None
     try:
-        text = subprocess.run(["btmon", "-r", str(run / "btmon.snoop")], capture_output=True, text=True, timeout=120,
-                              errors="replace").stdout
+        decoded = subprocess.run(["btmon", "-r", str(run / "btmon.snoop")], capture_output=True, text=True, timeout=120,
+                                 errors="replace")
     except (OSError, subprocess.TimeoutExpired):
         return None
+    # Both btmon signatures rest on something being absent, which only a whole trace can show: btmon 5.66 has been
+    # seen to crash (SIGSEGV) part-way through a trace, and a truncated decode proves nothing.
+    if decoded.returncode != 0:
+        checked.append(f"btmon -r exited {decoded.returncode}: the trace could not be read whole")
+        return None
+    text = decoded.stdout
     blocks, current = [], None
     for line in text.splitlines():
         header = re.match(r"^[<>@=] .*\[(hci\d+)\]", line)
@@ -49,6 +55,12 @@ def btmon_blocks():
         elif current is not None:
             current[1] += "\n" + line
     return [(controller, body) for controller, body in blocks]
+
+
+def meta_event(block, subevent):
+    """Whether a btmon block is an LE Meta Event of the given subevent (not, say, a Set Event Mask naming it)."""
+    lines = block.splitlines()
+    return len(lines) > 1 and "HCI Event: LE Meta Event" in lines[0] and re.match(rf"^\s+{subevent}", lines[1]) is not None
 
 
 def flake(name, evidence):
@@ -83,7 +95,8 @@ checked.append("advertisement-lost (scenario.log, btmon trace)")
 if "tether scan did not list" in scenario and address:
     blocks = btmon_blocks()
     if blocks is not None:
-        reports = [b for c, b in blocks if c == central and "Advertising Report" in b and address in b.upper()]
+        reports = [b for c, b in blocks if c == central and meta_event(b, r"LE (Extended )?Advertising Report \(0x(02|0d)\)")
+                   and f"ADDRESS: {address}" in b.upper()]
         if not reports:
             flake("advertisement-lost", f"no advertising report from {address} reached {central} in btmon's trace")
         checked[-1] += f": {central} received {len(reports)} reports from {address}, so the scan missed them"
@@ -94,8 +107,11 @@ pair_status = (read("pair-status") or "").strip()
 if pair_status not in ("", "0"):
     blocks = blocks if blocks is not None else btmon_blocks()
     if blocks is not None:
-        creates = [b for c, b in blocks if c == central and re.search(r"HCI Command: LE (Extended )?Create Connection \(", b)]
-        completes = [b for c, b in blocks if c == central and "Connection Complete" in b and "Status: Success" in b]
+        # btmon shortens long command names in its header lines ("LE Create Connec.."); the opcodes are exact:
+        # LE Create Connection 0x08|0x000d, LE Extended Create Connection 0x08|0x0043.
+        creates = [b for c, b in blocks if c == central and re.search(r"^< HCI Command: .*\(0x08\|0x00(0d|43)\)", b)]
+        completes = [b for c, b in blocks if c == central
+                     and meta_event(b, r"LE (Enhanced )?Connection Complete( v2)? \(0x(01|0a|29)\)") and "Status: Success" in b]
         if creates and not completes:
             flake("le-connection-never-completed",
                   f"tether pair exited {pair_status}; {central} was asked {len(creates)} times to connect and never connected")
