@@ -51,7 +51,7 @@ install -m 0644 deploy/tether.toml "$root/etc/tether/tether.toml"
 install -m 0644 deploy/bluez/main.conf "$root/usr/share/doc/tether/bluez-main.conf"
 install -m 0644 deploy/raspberry-pi.md "$root/usr/share/doc/tether/raspberry-pi.md"
 install -m 0644 LICENSE "$root/usr/share/doc/tether/copyright"
-# The man page and completions are generated from the command tree and committed (scripts/generate-cli-docs.sh).
+# The man page and completions are generated from the command tree and committed (scripts/dev/generate-cli-docs.sh).
 install -d -m 0755 "$root/usr/share/man/man1"
 gzip -9n < docs/man/tether.1 > "$root/usr/share/man/man1/tether.1.gz"
 chmod 0644 "$root/usr/share/man/man1/tether.1.gz"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The end-to-end demo, the README's first command. On one machine it:
-#   1. installs what it needs (scripts/install-deps.sh) and builds tether, tether-sim, tether-server and tetherd,
+#   1. installs what it needs (scripts/setup/install-deps.sh) and builds tether, tether-sim, tether-server and tetherd,
 #   2. starts a private dbus-daemon, tether-sim (BlueZ with a mix of simulated devices: three pairing methods,
 #      firmware 1.0 / 1.4 / 2.0), tether-server on SQLite (a token minted with `tether-server token create`, file
 #      mode 0600) and tetherd (its config written to a temporary directory),
@@ -36,7 +36,7 @@ done
 [[ "$duration" =~ ^[0-9]+$ && "$duration" -ge 5 ]] || { echo "demo: --duration must be a whole number of seconds, at least 5" >&2; exit 2; }
 [[ "$device_count" =~ ^[0-9]+$ && "$device_count" -ge 1 && "$device_count" -le 10 ]] || { echo "demo: --devices must be 1 to 10" >&2; exit 2; }
 
-$install && scripts/install-deps.sh
+$install && scripts/setup/install-deps.sh
 scratch=(${TETHER_SCRATCH_PATH:+--scratch-path "$TETHER_SCRATCH_PATH"})
 echo "== building tether, tether-sim, tether-server, tetherd"
 for product in tether tether-sim tether-server tetherd; do

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// Runs scripts/bleak-fidelity.sh: a pinned bleak (a third-party BlueZ client) against tether-sim on a private
-/// bus. Needs python3 with venv and, on the first run, PyPI; skipped without python3 or with
-/// TETHER_SKIP_BLEAK=1.
+/// Runs scripts/ci/bleak-fidelity.sh: a pinned bleak (a third-party BlueZ client) against tether-sim on a private
+/// bus. Needs python3 with venv and, on the first run, PyPI. Skipped without python3 or with TETHER_SKIP_BLEAK=1,
+/// unless TETHER_REQUIRE_BLEAK=1 (scripts/test.sh sets it): then it always runs, and no python3, a venv that cannot
+/// be made or a skip request fails it.
 @Suite struct BleakFidelityTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -12,10 +13,14 @@ import Testing
     } ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map { "\($0)/python3" }.first {
         FileManager.default.isExecutableFile(atPath: $0)
     }
-    static let enabled = python != nil && ProcessInfo.processInfo.environment["TETHER_SKIP_BLEAK"] == nil
+    static let required = ProcessInfo.processInfo.environment["TETHER_REQUIRE_BLEAK"] == "1"
+    static let skipRequested = ProcessInfo.processInfo.environment["TETHER_SKIP_BLEAK"] != nil
+    static let enabled = required || (python != nil && !skipRequested)
 
     @Test(.enabled(if: enabled), .timeLimit(.minutes(5)))
     func bleakDrivesTheSimulator() async throws {
+        #expect(!(Self.required && Self.skipRequested), "TETHER_REQUIRE_BLEAK=1 and TETHER_SKIP_BLEAK are both set")
+        try #require(Self.python != nil, "bleak's fidelity test is required (TETHER_REQUIRE_BLEAK=1) but there is no python3")
         // The test bundle sits in the build's bin directory, next to tether-sim (built by `swift test`).
         let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         var environment = ProcessInfo.processInfo.environment
@@ -25,7 +30,7 @@ import Testing
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.root.appendingPathComponent("scripts/bleak-fidelity.sh").path]
+        process.arguments = [Self.root.appendingPathComponent("scripts/ci/bleak-fidelity.sh").path]
         process.environment = environment
         // Output goes to a file and the wait polls: blocking a cooperative thread would starve other tests.
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("bleak-fidelity-\(getpid()).log")

@@ -21,11 +21,12 @@ extension DBusIntegrationTests {
             }
             let descriptorsAfter = ProcessResources.openDescriptors
             let threadsAfter = ProcessResources.threads
-            // A leak of even one descriptor or thread per cycle would show as 200. The counts are the process's, and
-            // other suites run in parallel (connection threads, AcquireNotify readers, the concurrency pool), so
-            // a few dozen either way is their noise, not a leak.
-            #expect(descriptorsAfter - descriptorsBefore < 50, "descriptors \(descriptorsBefore) -> \(descriptorsAfter)")
-            #expect(threadsAfter - threadsBefore < 50, "threads \(threadsBefore) -> \(threadsAfter)")
+            // A leak of one descriptor or thread per cycle shows as 200. In the parallel run other suites' connection
+            // threads, AcquireNotify readers and the concurrency pool come and go, a few dozen either way; run alone
+            // (scripts/test.sh's serial step) the counts come back to within 2 (ProcessResources.leakSlack).
+            let slack = ProcessResources.leakSlack(parallel: 50)
+            #expect(descriptorsAfter - descriptorsBefore <= slack, "descriptors \(descriptorsBefore) -> \(descriptorsAfter) over 200 cycles")
+            #expect(threadsAfter - threadsBefore <= slack, "threads \(threadsBefore) -> \(threadsAfter) over 200 cycles")
         }
 
         /// Connect, export, subscribe, call, receive a signal, close.

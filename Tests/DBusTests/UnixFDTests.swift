@@ -58,7 +58,8 @@ extension DBusIntegrationTests {
                     #expect(reply.first?.fileDescriptorValue?.rawValue != nil)
                 }
                 let after = ProcessResources.openDescriptors
-                #expect(after - before < 10, "50 replies carrying fds, \(after - before) descriptors left open")
+                let slack = ProcessResources.leakSlack(parallel: 9)
+                #expect(after - before <= slack, "50 replies carrying fds, \(after - before) descriptors left open")
                 await client.close()
             }
         }

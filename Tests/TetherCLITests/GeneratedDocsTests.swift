@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The committed completions and the command-tree dump the man page is generated from must match what the built
-/// `tether` produces (scripts/generate-cli-docs.sh regenerates all of them, and `--check` compares the man page).
+/// `tether` produces (scripts/dev/generate-cli-docs.sh regenerates all of them, and `--check` compares the man page).
 @Suite("tether generated docs are current")
 struct GeneratedDocsTests {
     static let root = URL(fileURLWithPath: #filePath)
@@ -25,11 +25,11 @@ struct GeneratedDocsTests {
             // The script stores the dump pretty-printed with sorted keys; compare the parsed values.
             let left = try JSONSerialization.jsonObject(with: Data(produced.utf8)) as? NSDictionary
             let right = try JSONSerialization.jsonObject(with: Data(committed.utf8)) as? NSDictionary
-            #expect(left != nil && left == right, "\(file) is out of date: run scripts/generate-cli-docs.sh")
+            #expect(left != nil && left == right, "\(file) is out of date: run scripts/dev/generate-cli-docs.sh")
             return
         }
         if !produced.hasSuffix("\n") { produced += "\n" }
-        #expect(produced == committed, "\(file) is out of date: run scripts/generate-cli-docs.sh")
+        #expect(produced == committed, "\(file) is out of date: run scripts/dev/generate-cli-docs.sh")
     }
 
     @Test("the man page documents every subcommand and the exit status")

@@ -5,7 +5,7 @@ import Testing
 
 /// Every command's help text, compared with the committed copy in HelpSnapshots/. A change to a command, option or
 /// help string fails here until the snapshots are updated on purpose:
-/// `TETHER_UPDATE_HELP_SNAPSHOTS=1 swift test --filter HelpSnapshot`, then `scripts/generate-cli-docs.sh`.
+/// `TETHER_UPDATE_HELP_SNAPSHOTS=1 swift test --filter HelpSnapshot`, then `scripts/dev/generate-cli-docs.sh`.
 @Suite("tether help snapshots")
 struct HelpSnapshotTests {
     static let commands: [(name: String, type: ParsableCommand.Type)] = [
@@ -46,7 +46,7 @@ struct HelpSnapshotTests {
         let committed = try String(contentsOf: file, encoding: .utf8)
         #expect(
             help == committed,
-            "help of '\(name)' changed; if on purpose: TETHER_UPDATE_HELP_SNAPSHOTS=1 swift test --filter HelpSnapshot, then scripts/generate-cli-docs.sh")
+            "help of '\(name)' changed; if on purpose: TETHER_UPDATE_HELP_SNAPSHOTS=1 swift test --filter HelpSnapshot, then scripts/dev/generate-cli-docs.sh")
     }
 
     @Test("every subcommand in the tree has a snapshot")

@@ -18,8 +18,10 @@ func withServer(
     do {
         storage = try backend.freshStorage(in: directory)
     } catch let error as PostgresCluster.Unavailable {
+        // Only "not installed" may skip; a PostgreSQL that would not start (PostgresCluster.StartFailed) is thrown
+        // on and fails the test.
         if ServerBackend.postgresRequired {
-            Issue.record("PostgreSQL is required (TETHER_REQUIRE_POSTGRES=1) but unavailable: \(error)")
+            Issue.record("PostgreSQL is required (TETHER_REQUIRE_POSTGRES=1) but not installed: \(error)")
             return
         }
         print("⚠️  WARNING: PostgreSQL unavailable, skipping the PostgreSQL run of this test: \(error)")

@@ -6,7 +6,10 @@ Every hit produced is stored exactly once with its values and a wall-clock time,
 the gateway's ACK, synced to tether-server exactly once; `tether status --json` and `tether devices --json` agree;
 the settings round trip reached the device and came back as its report; pairing went through the CLI's prompt with
 the passkey the device showed; the token file is 0600; no error-level line from tetherd or tether-server and no
-unexplained one from bluetoothd. Prints the summary and writes it to summary.txt; exit 1 on any failure."""
+unexplained one from bluetoothd. Prints the summary and writes it to summary.txt; exit 1 on any failure.
+
+Every log, database and field judged here must be there: a missing file or an absent field is a failure that names
+it, never a silent "no errors" or a skipped check."""
 import json
 import re
 import sqlite3
@@ -24,8 +27,36 @@ def check(condition, message):
 
 
 def read(name):
+    """A file the scenario must have written; a missing one is a failure (and reads as empty)."""
     path = work / name
-    return path.read_text(errors="replace") if path.exists() else ""
+    if not path.is_file():
+        check(False, f"{name} exists (the scenario writes it; nothing it should hold can be checked)")
+        return ""
+    return path.read_text(errors="replace")
+
+
+class Absent:
+    def __repr__(self):
+        return "<absent>"
+
+
+ABSENT = Absent()
+
+
+def field(record, key, where):
+    """A field the check judges; an absent one is a failure (and reads as ABSENT, equal to nothing)."""
+    if not isinstance(record, dict) or key not in record:
+        check(False, f"{where} has the field {key!r}")
+        return ABSENT
+    return record[key]
+
+
+def database(name):
+    path = work / name
+    if not path.is_file():
+        check(False, f"{name} exists (the scenario copies it out of the guest)")
+        return sqlite3.connect(":memory:")
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
 
 
 def records(text):
@@ -47,6 +78,7 @@ def records(text):
 
 tether_toml = read("tether.toml")
 notify_method = re.search(r'notify_method = "([^"]+)"', tether_toml)
+check(notify_method is not None, "tether.toml names tetherd's notify_method")
 notify_method = notify_method.group(1) if notify_method else "?"
 serial = "TTH-VM-0001"
 
@@ -73,7 +105,7 @@ address = read("peripheral-address").strip()
 check(any(address.lower() in read(p.name).lower() for p in work.glob("scan-*.txt")), f"tether scan listed {address}")
 
 # The gateway's database.
-gateway = sqlite3.connect(f"file:{work / 'gateway.sqlite'}?mode=ro&immutable=1", uri=True)
+gateway = database("gateway.sqlite")
 rows = gateway.execute(
     "SELECT e.bootCounter, e.sequence, e.durationMilliseconds, e.intensity, e.utcNanoseconds, e.syncedAt "
     "FROM consumptionEvent e JOIN device d ON d.id = e.deviceId WHERE d.serial = ?", (serial,)).fetchall()
@@ -110,10 +142,11 @@ check(pairing == ("paired",), f"the gateway records {serial} as paired ({pairing
 final = [f for f in facts if f["fact"] == "all-released"]
 if final:
     device = final[-1]
-    check(device["sensitivity"] == 8 and device["ledBrightness"] == 25,
-          f"the device holds the technician's settings: sensitivity {device['sensitivity']}, LED {device['ledBrightness']} (version {device['configVersion']})")
-    matched = settings is not None and settings[2] == device["configVersion"] and settings[0] == device["configVersion"]
-    check(matched, f"the gateway's desired and reported versions match the device's ({device['configVersion']})")
+    sensitivity, led, version = (field(device, k, "the device's all-released fact") for k in ("sensitivity", "ledBrightness", "configVersion"))
+    check(sensitivity == 8 and led == 25,
+          f"the device holds the technician's settings: sensitivity {sensitivity}, LED {led} (version {version})")
+    matched = settings is not None and settings[2] == version and settings[0] == version
+    check(matched, f"the gateway's desired and reported versions match the device's ({version})")
     if not matched:
         # Both sides' settings traffic, in order, so the failure says which side lost the report: the device's
         # SET_CONFIG / CONFIG_DATA facts and tetherd's debug lines (tetherd.settings).
@@ -128,7 +161,7 @@ else:
     check(False, "the device logged its final state (all-released)")
 
 # The server: every hit exactly once.
-server = sqlite3.connect(f"file:{work / 'server.sqlite'}?mode=ro&immutable=1", uri=True)
+server = database("server.sqlite")
 server_rows = server.execute(
     "SELECT boot_counter, sequence, duration_milliseconds, intensity FROM consumption_event WHERE serial = ?", (serial,)).fetchall()
 on_server = {(r[0], r[1]): (r[2], r[3]) for r in server_rows}
@@ -139,26 +172,34 @@ check(on_server == produced, f"the server holds exactly the produced hits ({len(
 # The CLI's view.
 status = (records(read("status.json")) or [{}])[0]
 lines.append(f"info tether status --json: {json.dumps(status, sort_keys=True)}")
-check(status.get("events_stored") == len(produced), f"tether status: events_stored {status.get('events_stored')} = {len(produced)} produced")
-queue = sum(status.get(k, 0) for k in ("outbox_pending", "outbox_in_flight", "outbox_failed", "outbox_conflict"))
-check(queue == 0 and status.get("outbox_dead", 0) == 0, f"tether status: outbox drained ({queue} queued, {status.get('outbox_dead')} dead)")
-check(status.get("last_sync_result") == "ok", f"tether status: last sync {status.get('last_sync_result')}")
+events_stored = field(status, "events_stored", "tether status --json")
+check(events_stored == len(produced), f"tether status: events_stored {events_stored} = {len(produced)} produced")
+queued = [field(status, k, "tether status --json") for k in ("outbox_pending", "outbox_in_flight", "outbox_failed", "outbox_conflict")]
+dead = field(status, "outbox_dead", "tether status --json")
+check(queued == [0, 0, 0, 0] and dead == 0, f"tether status: outbox drained (pending, in flight, failed, conflict {queued}; {dead} dead)")
+last_sync = field(status, "last_sync_result", "tether status --json")
+check(last_sync == "ok", f"tether status: last sync {last_sync}")
 devices = [d for d in records(read("devices.json")) if d.get("serial") == serial]
 lines.append(f"info tether devices --json ({serial}): {json.dumps(devices, sort_keys=True)}")
 check(len(devices) == 1, f"tether devices lists {serial} once")
 if devices:
     device = devices[0]
-    check(device.get("paired") is True, "tether devices: paired")
+    where = f"tether devices --json ({serial})"
+    check(field(device, "paired", where) is True, "tether devices: paired")
     # After connecting, bluetoothd replaces the advertised name with the GAP Device Name, which the peripheral's
     # bluetoothd serves from its adapter alias ("BlueZ 5.66"); setting that alias from the peripheral stalled
     # bluetoothd's advertising calls (run 5), so the name is reported, not asserted.
     lines.append(f"info tether devices: name {device.get('name')!r} (advertised 'Tether 0001')")
-    check(device.get("rssi") != 127, "tether devices: no RSSI of 127 (HCI's 'not available')")
-    check(device.get("events_stored") == len(produced), f"tether devices: events_stored {device.get('events_stored')}")
+    # btvirt's controllers report every advertisement with RSSI 0x7f, HCI's "not available" (btmon: "RSSI: invalid
+    # (0x7f)"), so the right record has no RSSI at all; 127 shown as a number is the bug this guards against.
+    check("rssi" not in device, f"tether devices: no RSSI (btvirt reports none; HCI's 127 'not available' is not a "
+          f"reading): {device.get('rssi', 'none')}")
+    device_events = field(device, "events_stored", where)
+    check(device_events == len(produced), f"tether devices: events_stored {device_events}")
     expected_method = {"auto": "acquire-notify", "start-notify": "start-notify", "acquire-notify": "acquire-notify"}.get(notify_method)
-    lines.append(f"info tetherd notify_method = {notify_method}; the device's link used {device.get('notify_method')}")
-    if device.get("notify_method") is not None:
-        check(device.get("notify_method") == expected_method, f"tetherd subscribed with {device.get('notify_method')} (config {notify_method})")
+    used_method = field(device, "notify_method", where)
+    lines.append(f"info tetherd notify_method = {notify_method}; the device's link used {used_method}")
+    check(used_method == expected_method, f"tetherd subscribed with {used_method} (config {notify_method})")
 
 # Logs: tetherd and tether-server at error level must be silent; bluetoothd's error-level lines explained.
 tetherd_errors = [l for l in read("tetherd.log").splitlines() if re.match(r"^(ERROR|CRITICAL) ", l)]

@@ -7,9 +7,18 @@ import Synchronization
 /// PostgreSQL refuses to run as root, so under root the binaries run as the `postgres` user (`runuser`).
 ///
 /// One cluster serves the whole test process (`shared()`); suites and benchmarks take a fresh database each.
+///
+/// Two ways to have no cluster, kept apart: PostgreSQL is not installed (`Unavailable`: tests skip loudly, or fail
+/// when `TETHER_REQUIRE_POSTGRES=1`), or it is installed and would not start (`StartFailed`: initdb, pg_ctl or psql
+/// ran and failed; always a test failure, never a skip, because that is a broken machine or a broken harness).
 public final class PostgresCluster: Sendable {
-    /// Why no cluster could be had: tests skip loudly with this, or fail when `TETHER_REQUIRE_POSTGRES=1`.
+    /// PostgreSQL is not installed here (no server binaries, or no `postgres` account to run them as root).
     public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// PostgreSQL is installed but a step of starting the cluster failed.
+    public struct StartFailed: Error, CustomStringConvertible {
         public var description: String
     }
 
@@ -20,18 +29,21 @@ public final class PostgresCluster: Sendable {
     private let runAs: String?
 
     /// - Parameter durable: `false` turns off fsync and synchronous commit (tests); the benchmark keeps them on.
-    public static func start(durable: Bool = false) throws(Unavailable) -> PostgresCluster {
+    /// Throws `Unavailable` or `StartFailed`.
+    public static func start(durable: Bool = false) throws -> PostgresCluster {
         let bin = try findBinaries()
         let runAs = geteuid() == 0 ? "postgres" : nil
+        if let runAs, getpwnam(runAs) == nil {
+            throw Unavailable(description: "running as root and there is no \(runAs) user to run PostgreSQL")
+        }
         var template = Array("/tmp/tether-pg-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw Unavailable(description: "mkdtemp failed: \(String(cString: strerror(errno)))") }
+        guard let made = mkdtemp(&template) else { throw StartFailed(description: "mkdtemp failed: \(String(cString: strerror(errno)))") }
         let directory = String(cString: made)
         let cluster = PostgresCluster(directory: directory, binDirectory: bin, runAs: runAs)
         do {
-            if let runAs {
-                guard let account = getpwnam(runAs) else { throw Unavailable(description: "running as root and there is no \(runAs) user to run PostgreSQL") }
+            if let runAs, let account = getpwnam(runAs) {
                 guard chown(directory, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
-                    throw Unavailable(description: "cannot hand \(directory) to \(runAs): \(String(cString: strerror(errno)))")
+                    throw StartFailed(description: "cannot hand \(directory) to \(runAs): \(String(cString: strerror(errno)))")
                 }
             }
             try cluster.run(
@@ -42,24 +54,25 @@ public final class PostgresCluster: Sendable {
             ]
             if !durable { options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"] }
             try cluster.run("pg_ctl", ["start", "-w", "-t", "60", "-D", cluster.dataDirectory, "-l", "\(directory)/server.log", "-o", options.joined(separator: " ")])
-        } catch let error as Unavailable {
+        } catch let error as StartFailed {
             cluster.destroy()
             throw error
         } catch {
             cluster.destroy()
-            throw Unavailable(description: "\(error)")
+            throw StartFailed(description: "\(error)")
         }
         return cluster
     }
 
-    /// The process's cluster, started on first use and stopped at exit.
-    public static func shared() throws(Unavailable) -> PostgresCluster {
-        try sharedCluster.withLock { state throws(Unavailable) -> PostgresCluster in
+    /// The process's cluster, started on first use and stopped at exit. Throws `Unavailable` or `StartFailed`, the
+    /// same error to every caller once the first start failed.
+    public static func shared() throws -> PostgresCluster {
+        try sharedCluster.withLock { state throws -> PostgresCluster in
             switch state {
             case .some(.success(let cluster)): return cluster
             case .some(.failure(let error)): throw error
             case nil:
-                do throws(Unavailable) {
+                do {
                     let cluster = try start()
                     state = .success(cluster)
                     clusterToStopAtExit.withLock { $0 = cluster }
@@ -117,15 +130,23 @@ public final class PostgresCluster: Sendable {
                 result = try Subprocess.run(path, arguments, directory: directory)
             }
         } catch {
-            throw Unavailable(description: "\(error)")
+            throw StartFailed(description: "\(tool) could not be run: \(error)")
         }
         guard result.status == 0 else {
-            throw Unavailable(description: "\(tool) failed (\(result.status)): \(result.output.suffix(2000))")
+            throw StartFailed(description: "\(tool) failed (\(result.status)): \(result.output.suffix(2000))")
         }
         return result.output
     }
 
-    private static func findBinaries() throws(Unavailable) -> String {
+    /// `TETHER_POSTGRES_BIN` names the directory of the server binaries (a PostgreSQL outside Debian's layout); it
+    /// must hold initdb. Otherwise the newest of Debian's `/usr/lib/postgresql/<version>/bin`.
+    private static func findBinaries() throws -> String {
+        if let bin = ProcessInfo.processInfo.environment["TETHER_POSTGRES_BIN"], !bin.isEmpty {
+            guard FileManager.default.isExecutableFile(atPath: bin + "/initdb") else {
+                throw StartFailed(description: "TETHER_POSTGRES_BIN=\(bin) has no executable initdb")
+            }
+            return bin
+        }
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? [])
             .compactMap(Int.init).sorted(by: >)
         for version in versions {
@@ -136,5 +157,5 @@ public final class PostgresCluster: Sendable {
     }
 }
 
-private let sharedCluster = Mutex<Result<PostgresCluster, PostgresCluster.Unavailable>?>(nil)
+private let sharedCluster = Mutex<Result<PostgresCluster, any Error>?>(nil)
 private let clusterToStopAtExit = Mutex<PostgresCluster?>(nil)

@@ -9,7 +9,8 @@ public enum ServerBackend: String, CaseIterable, Sendable, CustomStringConvertib
     public var description: String { rawValue }
 
     /// Fresh, empty storage of this kind: a new SQLite file, or a new database in the process's PostgreSQL
-    /// cluster. Throws `PostgresCluster.Unavailable` when no cluster can be had.
+    /// cluster. Throws `PostgresCluster.Unavailable` when PostgreSQL is not installed, `PostgresCluster.StartFailed`
+    /// when it is but would not start (a failure, never a skip).
     public func freshStorage(in directory: String) throws -> ServerStorage {
         switch self {
         case .sqlite:
@@ -22,7 +23,8 @@ public enum ServerBackend: String, CaseIterable, Sendable, CustomStringConvertib
         }
     }
 
-    /// Whether a missing PostgreSQL must fail the run (CI sets `TETHER_REQUIRE_POSTGRES=1`) rather than skip.
+    /// Whether a PostgreSQL that is not installed must fail the run (scripts/test.sh sets `TETHER_REQUIRE_POSTGRES=1`)
+    /// rather than skip.
     public static var postgresRequired: Bool { ProcessInfo.processInfo.environment["TETHER_REQUIRE_POSTGRES"] == "1" }
 }
 

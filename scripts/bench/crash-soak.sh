@@ -3,7 +3,7 @@
 # file and is SIGKILLed at random moments, again and again; after every kill and at the end the driver checks
 # that every event a device saw ACKed is stored exactly once, and that the devices deliver everything else.
 #
-#   scripts/crash-soak.sh [KILLS] [ROUNDS] [FIRST_SEED]
+#   scripts/bench/crash-soak.sh [KILLS] [ROUNDS] [FIRST_SEED]
 #
 # KILLS kills per round (default 500), ROUNDS rounds with consecutive seeds (default 4), each on a fresh
 # database. Exits non-zero on the first round with a violation and keeps its database and gateway log.
@@ -14,7 +14,7 @@ kills="${1:-500}"
 rounds="${2:-4}"
 first_seed="${3:-$(date +%s)}"
 scratch="${SCRATCH_PATH:-/work/.build-store}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 
 swift build -c release --package-path "$root" --scratch-path "$scratch" --product tether-store-crashtest
 binary="$scratch/release/tether-store-crashtest"

@@ -2,25 +2,27 @@
 # Fidelity test of tether-sim with a third-party BlueZ client: a PINNED bleak in a venv, a private bus started
 # by tether-sim --start-private-bus, and Tests/BlueZSimulatorTests/bleak_client.py with DBUS_SYSTEM_BUS_ADDRESS.
 #
-#   scripts/bleak-fidelity.sh                 # builds tether-sim with --scratch-path ${SCRATCH:-.build}
-#   TETHER_SIM=/path/to/tether-sim scripts/bleak-fidelity.sh
+#   scripts/ci/bleak-fidelity.sh                 # builds tether-sim with --scratch-path ${SCRATCH:-.build}
+#   TETHER_SIM=/path/to/tether-sim scripts/ci/bleak-fidelity.sh
 #
 # The venv is cached in ${TETHER_BLEAK_VENV:-<repo>/.build-bleak/venv-bleak-<version>} (ignored by git).
-# Needs python3 with venv/pip (Debian: python3-venv python3-pip, see .ci/apt-packages-sim.txt) and PyPI access
+# Needs python3 with venv/pip (Debian: python3-venv python3-pip, see scripts/setup/debian-packages.txt) and PyPI access
 # on the first run. Prints timings; exits non-zero on the first failed operation.
 set -euo pipefail
 
 BLEAK_VERSION=3.1.0
 DBUS_FAST_VERSION=5.2.0
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VENV="${TETHER_BLEAK_VENV:-$ROOT/.build-bleak/venv-bleak-$BLEAK_VERSION}"
 started=$(date +%s.%N)
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}s')" "$1" "$(date +%s.%N)"; }
 
 if ! "$VENV/bin/python" -c "import bleak, importlib.metadata as m; assert m.version('bleak') == '$BLEAK_VERSION'" 2>/dev/null; then
     rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION"
+    # A venv that cannot be made fails the test (it is required in CI, TETHER_REQUIRE_BLEAK=1), with the reason.
+    python3 -m venv "$VENV" || { echo "bleak-fidelity: python3 -m venv $VENV failed (python3-venv installed?)" >&2; exit 1; }
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION" \
+        || { rm -rf "$VENV"; echo "bleak-fidelity: could not install bleak $BLEAK_VERSION into $VENV (PyPI reachable?)" >&2; exit 1; }
 fi
 echo "timing: venv ready (bleak $BLEAK_VERSION) after $(elapsed "$started")"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Tether builds and tests with (scripts/debian-packages.txt). Needs root or sudo.
+# Installs the Debian packages Tether builds and tests with (scripts/setup/debian-packages.txt). Needs root or sudo.
 # Swift 6.3 itself is not a Debian package: it must already be on PATH (see README).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

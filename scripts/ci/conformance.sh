@@ -3,13 +3,13 @@
 # live server on loopback with the SQLite backend. Starts the server, seeds one device, runs every check, stops
 # the server; exits with schemathesis's status.
 #
-#   scripts/conformance.sh                 # the default budget: 100 examples per operation
-#   MAX_EXAMPLES=20 scripts/conformance.sh # quicker
+#   scripts/ci/conformance.sh                 # the default budget: 100 examples per operation
+#   MAX_EXAMPLES=20 scripts/ci/conformance.sh # quicker
 #
 # Needs python3 with venv (Debian: python3-venv) and network access to PyPI the first time; the virtualenv is
 # cached in ${TETHER_CONFORMANCE_VENV:-$HOME/.cache/tether-conformance-venv}.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 SCHEMATHESIS_VERSION=4.32.5
 MAX_EXAMPLES=${MAX_EXAMPLES:-100}
@@ -56,7 +56,7 @@ START=$(date +%s)
 status=0
 REPO=$(pwd)
 # From the scratch directory, so schemathesis's own files (.schemathesis/, .hypothesis/) stay out of the repository.
-(cd "$WORK" && "$VENV/bin/st" --config-file "$REPO/scripts/schemathesis.toml" run "$REPO/docs/sync-api.yaml" --url "$BASE" -H "Authorization: Bearer $TOKEN" \
+(cd "$WORK" && "$VENV/bin/st" --config-file "$REPO/scripts/ci/schemathesis.toml" run "$REPO/docs/sync-api.yaml" --url "$BASE" -H "Authorization: Bearer $TOKEN" \
     --checks all \
     --max-examples "$MAX_EXAMPLES" --workers 1 --request-timeout 10 --seed 1 \
     --suppress-health-check too_slow,filter_too_much) \

@@ -8,7 +8,7 @@
 # With --check it writes into a temporary directory instead and exits 1 if a committed copy differs.
 # Run it after changing any command, option or help text; `swift test --filter GeneratedDocs` tells if you forgot.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 check=false
 [ "${1:-}" = "--check" ] && check=true
 scratch=(${TETHER_SCRATCH_PATH:+--scratch-path "$TETHER_SCRATCH_PATH"})
@@ -37,7 +37,7 @@ if $check; then
     for file in docs/man/tether.1 docs/man/tether.help.json deploy/completions/tether.bash deploy/completions/_tether \
         deploy/completions/tether.fish; do
         if ! cmp -s "$file" "$out/$file"; then
-            echo "generate-cli-docs: $file is out of date; run scripts/generate-cli-docs.sh and commit the result" >&2
+            echo "generate-cli-docs: $file is out of date; run scripts/dev/generate-cli-docs.sh and commit the result" >&2
             status=1
         fi
     done

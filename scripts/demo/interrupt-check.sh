@@ -4,7 +4,7 @@
 # must exit 143). After each, no process that mentions the demo's temporary directory may be left, and the
 # directory must be gone. Run by scripts/test.sh after the short demo.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
@@ -21,7 +21,7 @@ run() {
         grep -q 'devices .* connected' "$log" && break
         if ! kill -0 "$pid" 2>/dev/null; then
             cat "$log" >&2
-            echo "demo-interrupt-check: the demo ended before its first progress line" >&2
+            echo "interrupt-check: the demo ended before its first progress line" >&2
             return 1
         fi
         sleep 1
@@ -33,20 +33,20 @@ run() {
     wait "$pid" || status=$?
     if [ "$status" != "$expected" ]; then
         cat "$log" >&2
-        echo "demo-interrupt-check: the demo exited $status after SIG$signal, expected $expected" >&2
+        echo "interrupt-check: the demo exited $status after SIG$signal, expected $expected" >&2
         return 1
     fi
     if [ -n "$directory" ] && pgrep -f "$directory" >/dev/null; then
         pgrep -fa "$directory" >&2
-        echo "demo-interrupt-check: processes left over after SIG$signal" >&2
+        echo "interrupt-check: processes left over after SIG$signal" >&2
         return 1
     fi
     if [ -n "$directory" ] && [ -e "$directory" ]; then
-        echo "demo-interrupt-check: $directory left behind after SIG$signal" >&2
+        echo "interrupt-check: $directory left behind after SIG$signal" >&2
         return 1
     fi
     tail -2 "$log"
-    echo "demo-interrupt-check: SIG$signal: exit $status, nothing left over, $directory removed"
+    echo "interrupt-check: SIG$signal: exit $status, nothing left over, $directory removed"
 }
 run INT 0
 run TERM 143

@@ -8,8 +8,8 @@
 #      transaction each), replays them all again, and checks that the second pass added nothing.
 # It exits 0 only if every check holds.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+cd "$(dirname "$0")/../.."
+scripts/setup/install-deps.sh
 for product in tether tether-fixtures; do swift build -c release --product "$product" 2>&1 | tail -1; done
 bin=$(swift build -c release --show-bin-path)
 work=$(mktemp -d)

@@ -2,14 +2,14 @@
 # Notifications/s and CPU per notification: Tether over StartNotify and AcquireNotify vs a PINNED bleak, the same
 # tether-sim stream (--unthrottled) on the same private bus, in one run. Release build.
 #
-#   scripts/gateway-bench.sh [--devices N] [--start-notify-per-device K] [--acquire-per-device K]
+#   scripts/bench/gateway-bench.sh [--devices N] [--start-notify-per-device K] [--acquire-per-device K]
 #
-# The bleak venv is shared with scripts/bleak-fidelity.sh: ${TETHER_BLEAK_VENV:-<repo>/.build-bleak/venv-bleak-3.1.0}.
+# The bleak venv is shared with scripts/ci/bleak-fidelity.sh: ${TETHER_BLEAK_VENV:-<repo>/.build-bleak/venv-bleak-3.1.0}.
 set -euo pipefail
 
 BLEAK_VERSION=3.1.0
 DBUS_FAST_VERSION=5.2.0
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VENV="${TETHER_BLEAK_VENV:-$ROOT/.build-bleak/venv-bleak-$BLEAK_VERSION}"
 SCRATCH="${SCRATCH:-$ROOT/.build}"
 

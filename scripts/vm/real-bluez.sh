@@ -3,26 +3,40 @@
 # virtual LE controllers and bluetoothd 5.66, runs a scenario with Tether's binaries inside, and brings the results
 # back through a 9p share. See deploy/real-bluez/README.md.
 #
-#   scripts/real-bluez.sh [scenario]       # default scenario: tether (deploy/real-bluez/scenarios/<name>.sh)
+#   scripts/vm/real-bluez.sh [scenario]       # default scenario: tether (deploy/real-bluez/scenarios/<name>.sh)
 #
-# Exit status: 0 the scenario passed; 1 it failed (logs, bluetoothd log and btmon trace kept in the run folder);
-# 77 this machine cannot run the VM at all (a loud SKIP line says why; never a silent pass).
+# Exit status: 0 the scenario passed; 1 it failed (logs, bluetoothd log and btmon trace kept in the run folder), or
+# the harness could not set itself up (an apt or kernel-download hiccup, a missing tool it should have installed);
+# 77 this machine cannot run the VM at all: not x86_64, or qemu missing with no root or sudo to install it (a loud
+# SKIP banner says why; never a silent pass). No KVM is not a reason: the VM runs under TCG.
+# TETHER_REQUIRE_REAL_BLUEZ=1 (scripts/test.sh sets it in CI) turns that 77 into 1: the scenario must run.
 # Environment: TETHER_VM_ACCEL=kvm|tcg (skip the probe), TETHER_VM_LINK=static|shared (see step 2),
 # TETHER_VM_CACHE (kernel + initramfs cache),
 # TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_CONFIGURATION (release),
 # TETHER_VM_BOOT_SECONDS (bound, 540).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=$(pwd)
 scenario=${1:-tether}
 harness=$repo/deploy/real-bluez
 [ -f "$harness/scenarios/$scenario.sh" ] || { echo "real-bluez: no scenario '$scenario' in $harness/scenarios" >&2; exit 2; }
 
+# This machine cannot run the VM at all: 77, or 1 when the scenario is required.
 skip() {
     echo "############################################################################"
+    if [ "${TETHER_REQUIRE_REAL_BLUEZ:-0}" = 1 ]; then
+        echo "### FAIL real-bluez (required: TETHER_REQUIRE_REAL_BLUEZ=1): $*"
+        echo "############################################################################"
+        exit 1
+    fi
     echo "### SKIP real-bluez: $*"
     echo "############################################################################"
     exit 77
+}
+# The harness could not set itself up on a machine that can run the VM: a failure, never a skip.
+broken() {
+    echo "real-bluez: HARNESS FAILURE: $*" >&2
+    exit 1
 }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -31,9 +45,9 @@ started=$(now)
 
 [ "$(uname -m)" = x86_64 ] || skip "the harness boots Debian's amd64 kernel; this machine is $(uname -m)"
 
-# 1. Debian packages: the build's (scripts/debian-packages.txt) and the harness's own.
+# 1. Debian packages: the build's (scripts/setup/debian-packages.txt) and the harness's own.
 step=$(now)
-scripts/install-deps.sh
+scripts/setup/install-deps.sh
 mapfile -t wanted < <(grep -v '^\s*#' "$harness/debian-packages.txt" | tr -s ' \t' '\n' | grep -v '^$')
 missing=()
 for package in "${wanted[@]}"; do
@@ -46,9 +60,9 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive timeout 600 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
         || { DEBIAN_FRONTEND=noninteractive timeout 300 "${as_root[@]}" apt-get update -qq && \
              DEBIAN_FRONTEND=noninteractive timeout 600 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } \
-        || skip "could not install ${missing[*]} from Debian"
+        || broken "could not install ${missing[*]} from Debian"
 fi
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not available"
+command -v qemu-system-x86_64 >/dev/null || broken "qemu-system-x86_64 is not on PATH after installing ${harness#$repo/}/debian-packages.txt"
 timing[installs]=$(elapsed "$step")
 
 # 2. Tether's binaries. static (default): release builds with --static-swift-stdlib, as shipped (the toolchain is
@@ -82,14 +96,20 @@ step=$(now)
 cache=${TETHER_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tether-real-bluez}
 mkdir -p "$cache"
 kernel_package=${TETHER_VM_KERNEL:-$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' | cut -d' ' -f1 | sort -V | tail -1)}
-[ -n "$kernel_package" ] || skip "apt has no linux-image-6.1.0-*-amd64 package (not Debian 12?)"
+if [ -z "$kernel_package" ]; then
+    # Debian 12 has the package: its absence there is stale apt lists, a harness failure. Elsewhere the harness
+    # cannot boot the kernel it is written for.
+    grep -q '^12' /etc/debian_version 2>/dev/null \
+        && broken "apt has no linux-image-6.1.0-*-amd64 package on Debian 12 (apt-get update?)" \
+        || skip "apt has no linux-image-6.1.0-*-amd64 package (not Debian 12)"
+fi
 release=${kernel_package#linux-image-}
 kernel_root=$cache/$release
 if [ ! -f "$kernel_root/boot/vmlinuz-$release" ]; then
     rm -rf "$kernel_root.tmp" && mkdir -p "$kernel_root.tmp"
     (cd "$kernel_root.tmp" && timeout 300 apt-get download "$kernel_package" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
-    deb=$(ls "$kernel_root.tmp"/*.deb 2>/dev/null | head -1)
-    [ -n "$deb" ] || skip "could not download $kernel_package"
+    deb=$(find "$kernel_root.tmp" -maxdepth 1 -name "*.deb" | head -1)
+    [ -n "$deb" ] || broken "could not download $kernel_package"
     dpkg-deb -x "$deb" "$kernel_root.tmp/root"
     depmod -b "$kernel_root.tmp/root" "$release"
     rm -rf "$kernel_root" && mv "$kernel_root.tmp/root" "$kernel_root" && rm -rf "$kernel_root.tmp"
@@ -103,7 +123,7 @@ if [ ! -f "$initramfs" ]; then
     mkdir -p "$staging"/{bin,proc,sys,dev,modules,newroot}
     cp /bin/busybox "$staging/bin/busybox"
     file "$staging/bin/busybox" 2>/dev/null | grep -q static || ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' \
-        || skip "/bin/busybox is not static (install busybox-static)"
+        || broken "/bin/busybox is not static (busybox-static is in ${harness#$repo/}/debian-packages.txt)"
     cp "$harness/initramfs-init" "$staging/init"
     : > "$staging/modules.order"
     for module in virtio_pci virtio_console 9pnet_virtio 9p overlay; do
