@@ -40,7 +40,7 @@ let core: [Target] = [
     // the store and the sync contract, so that the backend validates settings without the link protocol.
     .target(name: "TetherSettings", path: "Sources/Core/TetherSettings"),
 
-    // The device link protocol (docs/link-protocol.md): frame codec, reassembly, the gateway's session state machine
+    // The device link protocol (docs/specs/link-protocol.md): frame codec, reassembly, the gateway's session state machine
     // and the device-clock model. Facts in, orders out; time comes with every input.
     .target(
         name: "LinkProtocol",
@@ -54,7 +54,7 @@ let core: [Target] = [
     // slot budget, jittered backoff, token-bucket reconnect rate).
     .target(name: "ConnectionSupervisor", dependencies: ["TetherPrimitives"], path: "Sources/Core/ConnectionSupervisor"),
 
-    // The sync wire types shared by the reference server and the gateway (docs/sync-api.yaml): request and response
+    // The sync wire types shared by the reference server and the gateway (docs/specs/sync-api.yaml): request and response
     // bodies, problem+json, the opaque cursor and the page checksum.
     .target(
         name: "SyncContract",
@@ -70,11 +70,12 @@ let bus: [Target] = [
     .systemLibrary(name: "CDBus", path: "Sources/Bus/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
 
     // D-Bus for Swift: libdbus connections with one loop thread each (calls, signals, names, exported objects) and a
-    // wire-protocol client for high-rate signal streams; a private dbus-daemon for tests. docs/dbus.md.
+    // wire-protocol client for high-rate signal streams; a private dbus-daemon for tests. docs/design/dbus.md.
     .target(name: "DBus", dependencies: ["CDBus"], path: "Sources/Bus/DBus"),
 
     // Tether's BlueZ client (bluer-style, one file per interface): the object-tree mirror, Adapter1, Device1, GATT
     // characteristics (StartNotify / AcquireNotify / AcquireWrite), Agent1, every org.bluez.Error mapped in one place.
+    // docs/design/bluez.md.
     .target(name: "BlueZ", dependencies: ["DBus"], path: "Sources/Bus/BlueZ"),
 ]
 
@@ -105,7 +106,7 @@ let gateway: [Target] = [
     ),
 
     // tetherd as a library: TOML configuration, the ServiceGroup, systemd notify, logging, metrics, and the
-    // io.tether.Gateway1 control API on D-Bus (docs/control-api.md).
+    // io.tether.Gateway1 control API on D-Bus (docs/specs/control-api.md).
     .target(
         name: "TetherDaemon",
         dependencies: [
@@ -117,7 +118,7 @@ let gateway: [Target] = [
         path: "Sources/Gateway/TetherDaemon"
     ),
 
-    // The control API's names (docs/control-api.md): bus name, object path, interfaces, methods, signals and error
+    // The control API's names (docs/specs/control-api.md): bus name, object path, interfaces, methods, signals and error
     // names, shared by tetherd and its clients as SyncContract is for sync. Nothing else spells them.
     .target(name: "ControlContract", dependencies: ["DBus"], path: "Sources/Gateway/ControlContract"),
 

@@ -36,7 +36,7 @@ let package = Package(
 
         // Whole-system benchmarks: executables that print their figures, run in release by scripts/ (they do not
         // use ordo-one/benchmark, so building one never builds it).
-        // Durable events/s with ACK-after-commit through GroupCommitter against raw sqlite3 inserts (docs/store.md).
+        // Durable events/s with ACK-after-commit through GroupCommitter against raw sqlite3 inserts (docs/design/store.md).
         .executableTarget(
             name: "TetherStoreBench",
             dependencies: [
@@ -47,7 +47,7 @@ let package = Package(
             path: "Sources/tether-store-bench"
         ),
         // Drains queued commands to the reference server on loopback (SQLite and PostgreSQL) and measures the
-        // server's ingest with concurrent gateways (docs/sync.md).
+        // server's ingest with concurrent gateways (docs/design/sync.md).
         .executableTarget(
             name: "TetherSyncBench",
             dependencies: [
@@ -64,7 +64,7 @@ let package = Package(
             path: "Sources/tether-sync-bench"
         ),
         // Notifications/s and CPU per notification from N simulated devices (tether-sim as a child process): Tether
-        // over StartNotify and AcquireNotify against bleak, same stream, same run (docs/gateway.md).
+        // over StartNotify and AcquireNotify against bleak, same stream, same run (docs/design/gateway.md).
         .target(
             name: "GatewayBenchmark",
             dependencies: [

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus under Fuzz/seeds/ (checked in; rerun only when the input layouts change).
 
-Frames are built here from docs/link-protocol.md (§4, §7) with an independent CRC-16/IBM-3740, so the seeds also
+Frames are built here from docs/specs/link-protocol.md (§4, §7) with an independent CRC-16/IBM-3740, so the seeds also
 check the Swift encoder's idea of the wire format. Layouts of the inputs are described at the top of each fuzzer.
 """
 import os

@@ -34,10 +34,10 @@ scripts/ci/swift-test.sh test
 echo "== leak checks alone (TETHER_SERIAL_LEAK_CHECKS=1; log: .build/leak-checks-output.txt)"
 TETHER_SERIAL_LEAK_CHECKS=1 scripts/ci/swift-test.sh leak-checks --skip-build --no-parallel \
     --filter 'DBusIntegrationTests/ResourceLeaks|UnixFDPassing/droppedDescriptorsAreClosed|GatewaySoakTests'
-# Conformance (issue 5): schemathesis (pinned, in a venv) checks the live server's answers against docs/sync-api.yaml.
-echo "== conformance: tether-server against docs/sync-api.yaml (scripts/ci/conformance.sh)"
+# Conformance (issue 5): schemathesis (pinned, in a venv) checks the live server's answers against docs/specs/sync-api.yaml.
+echo "== conformance: tether-server against docs/specs/sync-api.yaml (scripts/ci/conformance.sh)"
 if ! TETHER_SERVER_BINARY="$(swift build --show-bin-path)/tether-server" scripts/ci/conformance.sh; then
-    echo "conformance FAILED: tether-server's answers do not match docs/sync-api.yaml (see above)" >&2
+    echo "conformance FAILED: tether-server's answers do not match docs/specs/sync-api.yaml (see above)" >&2
     exit 1
 fi
 if [ -x Fuzz/run-smoke.sh ] && [ "${TETHER_FUZZ_SECONDS:-20}" != 0 ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent reading of the Tether link protocol, for checking the firmware fixtures.
 
-Written from docs/link-protocol.md alone (standard library only; it imports nothing from Sources/), so that a bug
+Written from docs/specs/link-protocol.md alone (standard library only; it imports nothing from Sources/), so that a bug
 made the same way in LinkProtocol's encoder and decoder, or a fixture regenerated with such a bug, cannot pass:
 the transcripts' bytes must mean what the spec says they mean, whatever the Swift codec thinks.
 

@@ -4,7 +4,7 @@ import TetherControlClient
 import Testing
 import ControlContract
 
-/// The built `tether` against io.tether.Gateway1 as docs/control-api.md defines it, served by `ContractGateway` on a
+/// The built `tether` against io.tether.Gateway1 as docs/specs/control-api.md defines it, served by `ContractGateway` on a
 /// real private dbus-daemon: output, JSON and exit codes as a script or a technician sees them.
 @Suite("tether against the control API contract", .serialized, .timeLimit(.minutes(5)))
 struct ControlCommandTests {

@@ -164,7 +164,7 @@ import TetherSettings
     @Test func conflictsAreListedAndResolved() async throws {
         try await DaemonTestBed.with([.justWorks]) { bed in
             // The store's own conflict: synced at sensitivity 5, then the backend wants 9 while a user set 2 on
-            // the device (docs/store.md, the merge table), written through the real services.
+            // the device (docs/design/store.md, the merge table), written through the real services.
             do {
                 let database = try GatewayDatabase(path: bed.databasePath)
                 let consumption = ConsumptionService(database: database)

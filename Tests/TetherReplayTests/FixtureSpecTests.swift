@@ -6,7 +6,7 @@ import TetherPrimitives
 import TetherSettings
 
 /// The fixtures against statements that do not come from the code they check (Firmware-fixtures/README.md):
-/// `tools/linkspec.py` reads every transcript by docs/link-protocol.md alone and holds it against the hand-written
+/// `tools/linkspec.py` reads every transcript by docs/specs/link-protocol.md alone and holds it against the hand-written
 /// `NAME.spec.json` and the pinned `SHA256SUMS`; here the gateway's replayed outcome is held against the same
 /// spec files, and the gateway's replayed writes against the recording's `G>D` lines, byte for byte.
 @Suite("Firmware-fixtures against their spec")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Conformance: tether-server's answers validated against docs/sync-api.yaml by schemathesis (pinned), against a
+# Conformance: tether-server's answers validated against docs/specs/sync-api.yaml by schemathesis (pinned), against a
 # live server on loopback with the SQLite backend. Starts the server, seeds one device, runs every check, stops
 # the server; exits with schemathesis's status.
 #
@@ -56,7 +56,7 @@ START=$(date +%s)
 status=0
 REPO=$(pwd)
 # From the scratch directory, so schemathesis's own files (.schemathesis/, .hypothesis/) stay out of the repository.
-(cd "$WORK" && "$VENV/bin/st" --config-file "$REPO/scripts/ci/schemathesis.toml" run "$REPO/docs/sync-api.yaml" --url "$BASE" -H "Authorization: Bearer $TOKEN" \
+(cd "$WORK" && "$VENV/bin/st" --config-file "$REPO/scripts/ci/schemathesis.toml" run "$REPO/docs/specs/sync-api.yaml" --url "$BASE" -H "Authorization: Bearer $TOKEN" \
     --checks all \
     --max-examples "$MAX_EXAMPLES" --workers 1 --request-timeout 10 --seed 1 \
     --suppress-health-check too_slow,filter_too_much) \

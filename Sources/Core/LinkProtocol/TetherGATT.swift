@@ -1,4 +1,4 @@
-/// Tether's GATT service (docs/link-protocol.md §2): the one place its UUIDs are spelled. The gateway looks them up,
+/// Tether's GATT service (docs/specs/link-protocol.md §2): the one place its UUIDs are spelled. The gateway looks them up,
 /// tether-sim and tether-peripheral offer them.
 public enum TetherGATT {
     public static let service = "54455448-0001-4c1e-8e5a-7a3d2f1b0c00"

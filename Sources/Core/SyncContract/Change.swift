@@ -1,4 +1,4 @@
-/// One entry of a tenant's change feed (`Change` in docs/sync-api.yaml): the device registry, desired settings
+/// One entry of a tenant's change feed (`Change` in docs/specs/sync-api.yaml): the device registry, desired settings
 /// and deletions, as the gateway should apply them.
 public struct Change: Codable, Hashable, Sendable {
     public enum Kind: String, Codable, Hashable, Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the server did with one pushed command (`CommandResult` in docs/sync-api.yaml).
+/// What the server did with one pushed command (`CommandResult` in docs/specs/sync-api.yaml).
 public struct CommandResult: Codable, Hashable, Sendable {
     public enum Status: String, Codable, Hashable, Sendable {
         /// Written now, in the same transaction as the record of its id.

@@ -1,6 +1,6 @@
 
 // The entity documents a command carries in `payload`: the full state for create and update. They are the JSON
-// the gateway's outbox stores (TetherStore's `OutboxPayloads`), field for field; docs/sync-api.yaml describes
+// the gateway's outbox stores (TetherStore's `OutboxPayloads`), field for field; docs/specs/sync-api.yaml describes
 // them as `DevicePayload`, `EventPayload`, `TelemetryPayload` and `SettingsPayload`.
 
 /// A consumption event: unique by (serial, bootCounter, sequence).

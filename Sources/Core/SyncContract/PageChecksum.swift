@@ -1,6 +1,6 @@
 import Crypto
 
-/// The page checksum of docs/sync-api.yaml ("Page checksum"): `sha256:` and the lowercase hex SHA-256 of the
+/// The page checksum of docs/specs/sync-api.yaml ("Page checksum"): `sha256:` and the lowercase hex SHA-256 of the
 /// page's canonical lines, one per change in page order, each terminated by LF (U+000A).
 ///
 /// A line is fields joined by TAB (U+0009):

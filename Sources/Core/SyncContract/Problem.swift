@@ -1,4 +1,4 @@
-/// An RFC 9457 problem detail (`application/problem+json`), with the extension members docs/sync-api.yaml
+/// An RFC 9457 problem detail (`application/problem+json`), with the extension members docs/specs/sync-api.yaml
 /// defines. `type` is one of `ProblemType`'s URIs; clients branch on it, never on `title` or `detail`.
 public struct Problem: Codable, Hashable, Sendable, Error, CustomStringConvertible {
     public var type: String
@@ -49,7 +49,7 @@ public struct Problem: Codable, Hashable, Sendable, Error, CustomStringConvertib
     }
 }
 
-/// The problem types of docs/sync-api.yaml, each with its status and title.
+/// The problem types of docs/specs/sync-api.yaml, each with its status and title.
 public enum ProblemType: String, CaseIterable, Hashable, Sendable {
     case malformedRequest = "malformed-request"
     case batchTooLong = "batch-too-long"

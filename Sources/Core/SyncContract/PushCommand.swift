@@ -1,6 +1,6 @@
 import Foundation
 
-/// One outbox command in a push (`PushCommand` in docs/sync-api.yaml). `id` is the idempotency key: the server
+/// One outbox command in a push (`PushCommand` in docs/specs/sync-api.yaml). `id` is the idempotency key: the server
 /// applies a command id once per tenant and answers `duplicate` for it ever after.
 public struct PushCommand: Sendable, Hashable {
     public var id: UUID
@@ -53,7 +53,7 @@ extension PushCommand: Codable {
         operation = try container.decode(CommandOperation.self, forKey: .operation)
         // Absent is allowed, null is not (the spec's base_version is an integer).
         baseVersion = container.contains(.baseVersion) ? try container.decode(Int64.self, forKey: .baseVersion) : nil
-        // docs/sync-api.yaml: entity_id is 1 to 128 characters, base_version is not negative.
+        // docs/specs/sync-api.yaml: entity_id is 1 to 128 characters, base_version is not negative.
         guard (1...128).contains(entityID.count) else {
             throw DecodingError.dataCorruptedError(forKey: .entityID, in: container, debugDescription: "entity_id must be 1 to 128 characters")
         }

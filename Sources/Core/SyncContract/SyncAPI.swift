@@ -1,4 +1,4 @@
-/// The fixed names of the sync API (docs/sync-api.yaml): paths, media types, headers and limits both sides agree
+/// The fixed names of the sync API (docs/specs/sync-api.yaml): paths, media types, headers and limits both sides agree
 /// on. The spec is the authority; this file only spells it for Swift.
 public enum SyncAPI {
     /// Every path is under this prefix; a breaking change gets a new one.

@@ -1,6 +1,6 @@
 import DBus
 
-/// The names docs/control-api.md fixes between tetherd and its clients. Nothing else in a client may spell them.
+/// The names docs/specs/control-api.md fixes between tetherd and its clients. Nothing else in a client may spell them.
 public enum GatewayContract {
     /// control-api.md: "tetherd owns the well-known name io.tether.Gateway on the system bus".
     public static let busName = "io.tether.Gateway"

@@ -19,7 +19,7 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long to scan, in seconds (0 = until Ctrl-C).", valueName: "seconds"))
     var duration: Double = 10
 
-    @Flag(help: "Print each scan result as one JSON line (keys as in docs/control-api.md).")
+    @Flag(help: "Print each scan result as one JSON line (keys as in docs/specs/control-api.md).")
     var json = false
 
     func validate() throws {

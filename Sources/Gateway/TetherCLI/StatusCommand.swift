@@ -9,7 +9,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     @OptionGroup var connection: BusOptions
 
-    @Flag(help: "Print the status record as JSON (keys as in docs/control-api.md; times in UTC nanoseconds).")
+    @Flag(help: "Print the status record as JSON (keys as in docs/specs/control-api.md; times in UTC nanoseconds).")
     var json = false
 
     func run() async throws {

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// `tether`: the field technician's tool. Every command but `replay` is a client of tetherd's control API
-/// (docs/control-api.md); each subcommand lives in its own file and stays thin: call, render, exit.
+/// (docs/specs/control-api.md); each subcommand lives in its own file and stays thin: call, render, exit.
 public struct TetherRootCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "tether",

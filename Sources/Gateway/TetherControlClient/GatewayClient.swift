@@ -1,7 +1,7 @@
 import DBus
 import ControlContract
 
-/// A client of tetherd's control API (`io.tether.Gateway1`, docs/control-api.md) on one private connection.
+/// A client of tetherd's control API (`io.tether.Gateway1`, docs/specs/control-api.md) on one private connection.
 ///
 /// Each method is one call; every failure comes out as a `GatewayControlError`. The client holds no state
 /// besides the connection, so commands stay thin: call, render, exit.

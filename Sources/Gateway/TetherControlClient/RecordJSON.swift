@@ -1,7 +1,7 @@
 import DBus
 import Foundation
 
-/// The JSON form of control-API records for `--json`: keys and value types as docs/control-api.md names them
+/// The JSON form of control-API records for `--json`: keys and value types as docs/specs/control-api.md names them
 /// (times stay UTC nanoseconds, so scripts see exactly what the daemon sent), keys sorted for stable output.
 public enum RecordJSON {
     public static func object(_ record: GatewayRecord) -> [String: Any] {

@@ -3,7 +3,7 @@ import LinkProtocol
 import TetherPrimitives
 
 /// What the gateway knows about one device, as the control API's `Device` record shows it
-/// (docs/control-api.md "Device"). A value: take a fresh one from `Gateway.devices()` or `changes()`.
+/// (docs/specs/control-api.md "Device"). A value: take a fresh one from `Gateway.devices()` or `changes()`.
 public struct GatewayDevice: Hashable, Sendable {
     /// The control API's `state`.
     public enum State: String, Hashable, Sendable {

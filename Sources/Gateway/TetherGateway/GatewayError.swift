@@ -1,4 +1,4 @@
-/// Why a gateway operation failed; one case per control-API error name (docs/control-api.md "Errors"), so the
+/// Why a gateway operation failed; one case per control-API error name (docs/specs/control-api.md "Errors"), so the
 /// daemon maps them one to one. The message says what went wrong and what to do.
 public enum GatewayError: Error, Hashable, Sendable, CustomStringConvertible {
     /// `UnknownDevice`: no device with that serial or address.

@@ -3,7 +3,7 @@ import LinkProtocol
 import TetherPrimitives
 import TetherSettings
 
-/// The server's side of a device's settings (docs/sync.md, "Settings"; issue 5: "409 → for device settings a
+/// The server's side of a device's settings (docs/design/sync.md, "Settings"; issue 5: "409 → for device settings a
 /// three-way merge"). A technician's change carries the server version its desired settings build on
 /// (`DeviceSettingsRecord.serverVersion`), written in the same transaction as the change and its outbox command.
 /// A pulled version does not move that base while a technician's change is unsent: the push then meets the

@@ -4,7 +4,7 @@ import TetherPrimitives
 import TetherSettings
 
 /// Desired settings (from the backend or a technician) against reported ones (the device's CONFIG_DATA), with
-/// versions and a three-way merge against the last synced base (§7.11, docs/store.md "Device settings").
+/// versions and a three-way merge against the last synced base (§7.11, docs/design/store.md "Device settings").
 ///
 /// The flow on a connection: the session asks GET_CONFIG; the device's CONFIG_DATA is stored by
 /// `ConsumptionService`, which merges it here and returns the desired config still to apply

@@ -20,7 +20,7 @@ import LinkProtocol
 /// - `FULL` syncs the WAL at every commit, so a transaction that returned is on stable storage.
 ///
 /// So the store runs with `FULL`. The cost is one `fsync` per commit, which `GroupCommitter` amortises by
-/// committing the batches of every connected device in one transaction (docs/store.md has the measurements).
+/// committing the batches of every connected device in one transaction (docs/design/store.md has the measurements).
 /// A process crash (SIGKILL) loses nothing under either setting; only power loss tells them apart.
 public final class GatewayDatabase: Sendable {
     public struct Configuration: Sendable {

@@ -3,7 +3,7 @@ import GRDB
 /// The schema's history. A migration is never edited once it has shipped: a change is a new migration appended
 /// below, and a database created by any release migrates forward to the newest schema.
 ///
-/// Conventions (docs/store.md): tables and columns are camelCase like the record types; every instant is an
+/// Conventions (docs/design/store.md): tables and columns are camelCase like the record types; every instant is an
 /// INTEGER of nanoseconds since the Unix epoch (UTC) in a column ending in `At` or `Nanoseconds`; rules the data
 /// must keep are constraints, so SQLite refuses a bad row whatever code wrote it.
 enum Migrations {
@@ -151,7 +151,7 @@ enum Migrations {
 
     /// The claim walks the ready commands in push order and stops at its limit (`Outbox.claim` names this index):
     /// without it SQLite picked the status index and sorted every ready command per claim, ~200-400 ms per claim
-    /// of 1000 with a million queued (docs/sync.md, "Measured").
+    /// of 1000 with a million queued (docs/measurements/sync.md).
     private static func v2OutboxReadyIndex(_ db: Database) throws {
         try db.execute(sql: """
             CREATE INDEX outboxCommandReady ON outboxCommand(seq) WHERE status IN ('pending', 'failed');

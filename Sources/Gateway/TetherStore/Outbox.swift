@@ -3,7 +3,7 @@ import GRDB
 import LinkProtocol
 import TetherPrimitives
 
-/// How the outbox retries (docs/store.md, "Outbox").
+/// How the outbox retries (docs/design/store.md, "Outbox").
 public struct OutboxPolicy: Hashable, Sendable {
     /// Claims a command may use before it becomes a dead letter. An expired lease counts as an attempt.
     public var maximumAttempts = 10
@@ -99,7 +99,7 @@ public struct OutboxCounts: Hashable, Sendable {
 /// as the change itself, and pushed from here at least once; the command id (a UUIDv7) lets the backend apply it
 /// exactly once.
 ///
-/// Rules (docs/store.md has the table):
+/// Rules (docs/design/store.md has the table):
 /// - Order per entity: a command is claimable only when no earlier command of its entity remains.
 /// - Coalescing: a new command folds into the entity's last command while that one has never left the gateway
 ///   (create+update → create, create+delete → nothing, update+update → the last update, update+delete → delete).

@@ -5,7 +5,7 @@ public struct GateViolation: Hashable, Sendable, CustomStringConvertible {
     public enum Rule: String, Hashable, Sendable {
         /// The page's `count` is not the number of changes it holds.
         case count
-        /// The page's `checksum` is not the checksum of its changes (docs/sync-api.yaml, "Page checksum").
+        /// The page's `checksum` is not the checksum of its changes (docs/specs/sync-api.yaml, "Page checksum").
         case checksum
         /// A change is malformed (a document missing or of the wrong kind, an invalid setting).
         case malformedChange

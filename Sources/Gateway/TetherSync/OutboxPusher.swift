@@ -234,7 +234,7 @@ struct OutboxPusher {
         }
     }
 
-    /// docs/sync-api.yaml and issue 5: a settings conflict is merged three ways — base: the server settings the
+    /// docs/specs/sync-api.yaml and issue 5: a settings conflict is merged three ways — base: the server settings the
     /// technician's change was based on (carried in its payload), mine: the gateway's desired settings, theirs:
     /// the server's settings now. Changes on one side win; a setting both sides changed differently becomes a
     /// visible conflict (`DeviceSettingsService.conflicts()`) holding both values, and the server's value stays

@@ -18,7 +18,7 @@ public struct SyncFailure: Error, Hashable, Sendable, CustomStringConvertible {
         case unauthorized
         /// Another 4xx: the request can never succeed as sent.
         case rejected
-        /// The server answered something that does not match docs/sync-api.yaml.
+        /// The server answered something that does not match docs/specs/sync-api.yaml.
         case protocolViolation
         /// The pulled data failed the integrity gate; the cursor stayed where it was.
         case integrity

@@ -132,7 +132,7 @@ public final class SyncHTTPClient: Sendable {
         }
     }
 
-    /// RFC 9457 problems and status codes to failure kinds (docs/sync-api.yaml, "Errors").
+    /// RFC 9457 problems and status codes to failure kinds (docs/specs/sync-api.yaml, "Errors").
     static func failure(status: Int, headers: HTTPHeaders, body: ByteBuffer) -> SyncFailure {
         let problem = try? JSONDecoder().decode(Problem.self, from: Data(body.readableBytesView))
         let retryAfter = headers.first(name: "Retry-After").flatMap(RetryAfter.parse)

@@ -12,7 +12,7 @@ import TetherPrimitives
 /// returning the commands of an interrupted push to the queue.
 ///
 /// For the daemon: add it to the `ServiceGroup`; read `status` for a snapshot; subscribe to `finishedEvents()`
-/// for every sync's outcome (any number of subscribers). docs/sync.md, "Running the engine in a daemon".
+/// for every sync's outcome (any number of subscribers). docs/design/sync.md, "Running the engine in a daemon".
 public final class SyncService<C: Clock>: Service, Sendable where C.Duration == Duration {
     public let engine: SyncEngine
     private let clock: C

@@ -4,7 +4,7 @@ import TetherControlClient
 import Synchronization
 import ControlContract
 
-/// A small in-test implementation of `io.tether.Gateway1` exactly as docs/control-api.md describes it, exported
+/// A small in-test implementation of `io.tether.Gateway1` exactly as docs/specs/control-api.md describes it, exported
 /// on a real private dbus-daemon. It is a legitimate peer for the CLI's parsing, exit codes and JSON; the
 /// end-to-end behaviour of the real tetherd is tested against tetherd itself.
 final class ContractGateway: Sendable {

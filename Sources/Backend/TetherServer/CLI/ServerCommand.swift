@@ -12,7 +12,7 @@ import SyncContract
 public struct ServerCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "tether-server",
-        abstract: "Tether's reference sync backend (docs/sync-api.yaml).",
+        abstract: "Tether's reference sync backend (docs/specs/sync-api.yaml).",
         subcommands: [Serve.self, Token.self, Settings.self, Device.self, Stats.self])
 
     public init() {}

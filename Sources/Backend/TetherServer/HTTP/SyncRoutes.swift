@@ -2,7 +2,7 @@ import HTTPTypes
 import Hummingbird
 import SyncContract
 
-/// The API's routes (docs/sync-api.yaml) and the middleware in front of them, outermost first: problems,
+/// The API's routes (docs/specs/sync-api.yaml) and the middleware in front of them, outermost first: problems,
 /// faults (when injected), authentication.
 enum SyncRoutes {
     static func router(store: any ServerStore, limits: ServerLimits, faults: FaultInjector?) -> Router<SyncRequestContext> {

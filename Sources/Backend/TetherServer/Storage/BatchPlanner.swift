@@ -67,7 +67,7 @@ public struct BatchWrites: Sendable {
 /// 3. Otherwise the entity's rule decides `applied` or `conflict`; only `applied` (and `duplicate` of an existing
 ///    identical event or telemetry record) writes, and only those are logged.
 ///
-/// Entity rules (docs/sync-api.yaml, "Push semantics"):
+/// Entity rules (docs/specs/sync-api.yaml, "Push semantics"):
 /// - device create/update: upsert; a change-feed entry when anything changed. Delete leaves a tombstone.
 /// - consumptionEvent, deviceTelemetry create: insert; an existing identical record makes it a `duplicate`, an
 ///   existing different one a `conflict`. Update: upsert of the full document. Delete: remove.

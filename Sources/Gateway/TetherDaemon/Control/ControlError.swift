@@ -2,7 +2,7 @@ import ControlContract
 import DBus
 import TetherStore
 
-/// The control API's errors (docs/control-api.md, "Errors"): `io.tether.Gateway1.Error.<Name>`, with a message
+/// The control API's errors (docs/specs/control-api.md, "Errors"): `io.tether.Gateway1.Error.<Name>`, with a message
 /// that says what went wrong and what to do; the CLI prints it as is.
 enum ControlError {
     static let prefix = GatewayContract.errorPrefix

@@ -1,7 +1,7 @@
 import ControlContract
 import DBus
 
-/// io.tether.Gateway1 as a `DBusInterface`: names, signatures and handlers exactly as docs/control-api.md lists
+/// io.tether.Gateway1 as a `DBusInterface`: names, signatures and handlers exactly as docs/specs/control-api.md lists
 /// them. Arguments arrive already checked against the input signature by the object server.
 enum ControlInterface {
     static let name = GatewayContract.interface

@@ -4,7 +4,7 @@ import TetherGateway
 import TetherStore
 import TetherSync
 
-/// The `a{sv}` records of docs/control-api.md, built from store rows and the daemon's live state. A field with
+/// The `a{sv}` records of docs/specs/control-api.md, built from store rows and the daemon's live state. A field with
 /// no value is left out of the dictionary.
 enum ControlRecords {
     static func dictionary(_ fields: [String: DBusValue?]) -> DBusValue {
@@ -107,7 +107,7 @@ enum ControlRecords {
         return .variantDictionary(fields)
     }
 
-    /// The store's statuses under the control API's names (docs/control-api.md, "Outbox command").
+    /// The store's statuses under the control API's names (docs/specs/control-api.md, "Outbox command").
     static let statusNames: [OutboxCommandRecord.Status: String] = [
         .pending: "pending", .inProgress: "in_flight", .failed: "failed", .conflict: "conflict", .deadLetter: "dead",
     ]

@@ -3,7 +3,7 @@ import DBus
 import TetherGateway
 import TetherSync
 
-/// Emits the control API's signals (docs/control-api.md, "Signals"). `DeviceChanged` needs no limiter here: the
+/// Emits the control API's signals (docs/specs/control-api.md, "Signals"). `DeviceChanged` needs no limiter here: the
 /// gateway's `changes()` already yields a device at most once per 250 ms (4 per second), the latest state last.
 public struct ControlSignals: Sendable {
     let connection: DBusConnection

@@ -6,7 +6,7 @@ import TetherGateway
 import TetherStore
 import TetherSync
 
-/// The io.tether.Gateway1 methods (docs/control-api.md), each a function from arguments to reply values or a
+/// The io.tether.Gateway1 methods (docs/specs/control-api.md), each a function from arguments to reply values or a
 /// `DBusError` from `ControlError`. Access control is the bus policy's job, not this type's.
 public final class GatewayControl: Sendable {
     public static let version = "0.6.0"

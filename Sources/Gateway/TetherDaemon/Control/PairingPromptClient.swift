@@ -1,7 +1,7 @@
 import ControlContract
 import DBus
 
-/// Asks the caller of `Pair` the agent's questions (docs/control-api.md, "Pairing prompts"): methods of
+/// Asks the caller of `Pair` the agent's questions (docs/specs/control-api.md, "Pairing prompts"): methods of
 /// `io.tether.PairingPrompt1` at the caller's unique name and the object path it passed. A caller that does not
 /// answer within `timeout` (60 s) or leaves the bus cancels the pairing: every method then throws
 /// `PromptCanceled`.

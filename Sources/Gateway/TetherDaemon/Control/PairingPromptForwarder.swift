@@ -3,7 +3,7 @@ import DBus
 import Synchronization
 
 /// The gateway's `AgentDelegate` during one `Pair` call: every question BlueZ asks the agent goes to the caller's
-/// `io.tether.PairingPrompt1` object (docs/control-api.md, "Pairing prompts"). An unanswered or failed prompt
+/// `io.tether.PairingPrompt1` object (docs/specs/control-api.md, "Pairing prompts"). An unanswered or failed prompt
 /// rejects the request and is remembered, so `Pair` fails with `PromptCanceled` rather than a BlueZ reason.
 final class PairingPromptForwarder: AgentDelegate {
     let prompt: PairingPromptClient

@@ -2,7 +2,7 @@ import DBus
 import LinkProtocol
 import TetherSettings
 
-/// The device settings as the control API names and types them (docs/control-api.md, "Settings"): link protocol
+/// The device settings as the control API names and types them (docs/specs/control-api.md, "Settings"): link protocol
 /// §7.11's known keys, `u` for numbers and `b` for switches. Unknown keys are shown as `key<N>` with their bytes
 /// (`ay`) and cannot be set here.
 enum SettingFields {

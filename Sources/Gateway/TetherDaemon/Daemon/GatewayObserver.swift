@@ -7,7 +7,7 @@ import TetherSync
 /// device changes → `DeviceChanged`, frame and event counters and the connected-devices gauge (sync is triggered by
 /// the group committer's commits, in TetherDaemon); scan results → `ScanResult`; finished syncs → `SyncFinished` and the
 /// sync counters. Settings from the backend reach connected devices: after a sync that applied changes, and
-/// for a device seen for the first time since start (its settings are fetched once, docs/sync.md).
+/// for a device seen for the first time since start (its settings are fetched once, docs/design/sync.md).
 struct GatewayObserver: Service {
     let gateway: Gateway?
     let sync: SyncService<ContinuousClock>?

@@ -24,7 +24,7 @@ public final class DaemonMetrics: Sendable {
     public init() {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        // ACK latency: from the frame's arrival to the ACK after its durable commit (docs/store.md: p99 targets
+        // ACK latency: from the frame's arrival to the ACK after its durable commit (docs/design/store.md: p99 targets
         // around 20 ms), so the buckets are fine below 100 ms.
         factory.durationHistogramBuckets["tether_ack_latency_seconds"] = [
             .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 import TetherStore
 
-/// Background WAL checkpoints next to the group committer (docs/store.md, "WAL checkpoints"), so commits, and
+/// Background WAL checkpoints next to the group committer (docs/design/store.md, "WAL checkpoints"), so commits, and
 /// the ACKs waiting on them, never wait for a checkpoint. Stops with the group; the last commit's data is in the
 /// WAL, which SQLite replays on the next open, so nothing depends on a final checkpoint.
 struct CheckpointService: Service {

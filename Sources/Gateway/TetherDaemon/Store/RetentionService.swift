@@ -4,7 +4,7 @@ import LinkProtocol
 import TetherStore
 import TetherPrimitives
 
-/// Prunes synced data older than the retention period (docs/store.md, "Retention") once at start and then every
+/// Prunes synced data older than the retention period (docs/design/store.md, "Retention") once at start and then every
 /// `interval`. Only synced rows are ever deleted; a failure is logged and retried at the next tick.
 struct RetentionService: Service {
     let retention: Retention

@@ -6,7 +6,7 @@ import TetherStore
 /// here and tested without a radio.
 ///
 /// Rules:
-/// 1. Tether's service (docs/link-protocol.md §2) with both RX and TX: the Tether link session.
+/// 1. Tether's service (docs/specs/link-protocol.md §2) with both RX and TX: the Tether link session.
 /// 2. The Device Information Service (0x180A): its reader, beside whatever else runs — it identifies the device but
 ///    is no reason to keep it connected.
 /// 3. A device with no *primary* kind (rule 1 today; health profiles and SMP next) is unsupported: the gateway

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// A row of `outboxCommand`: one change the backend must hear of, exactly once (docs/store.md, "Outbox").
+/// A row of `outboxCommand`: one change the backend must hear of, exactly once (docs/design/store.md, "Outbox").
 public struct OutboxCommandRecord: Codable, Hashable, Sendable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "outboxCommand"
     public static func databaseUUIDEncodingStrategy(for column: String) -> DatabaseUUIDEncodingStrategy { .lowercaseString }

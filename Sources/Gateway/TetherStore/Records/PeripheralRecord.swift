@@ -87,7 +87,7 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
 /// What runs on a peripheral. The vocabulary grows with the gateway's peripheral sessions: a kind is recorded only
 /// when the gateway has a session for it.
 public enum PeripheralKind: String, Codable, Hashable, Sendable, CaseIterable, Comparable {
-    /// Tether's link protocol (docs/link-protocol.md §2): consumption events, time sync, settings.
+    /// Tether's link protocol (docs/specs/link-protocol.md §2): consumption events, time sync, settings.
     case tetherLink = "tether-link"
     /// The Device Information Service (0x180A), read on every connection.
     case deviceInformation = "device-information"
