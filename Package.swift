@@ -129,7 +129,7 @@ let gateway: [Target] = [
     // Firmware transcripts: the text format, the replayer that drives them through a real gateway session, the
     // outcome it reports, and the scenarios that recorded Firmware-fixtures/.
     .target(
-        name: "TetherReplay", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives", "DeviceFirmware"],
+        name: "TetherReplay", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherDeviceModel"],
         path: "Sources/Gateway/TetherReplay"
     ),
 
@@ -164,26 +164,26 @@ let backend: [Target] = [
 let simulation: [Target] = [
     // The device side of the link protocol (a firmware model on the same codec) and LinkPair, which joins it to a
     // gateway session under a manual clock with fault injection.
-    .target(name: "DeviceFirmware", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"], path: "Sources/Simulation/DeviceFirmware"),
+    .target(name: "TetherDeviceModel", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"], path: "Sources/Simulation/TetherDeviceModel"),
 
     // A BlueZ simulator that bleak accepts: org.bluez on a private bus in BlueZ's signal order, each device driven by
     // the device model, plus fault injection through io.tether.Simulator1.
     .target(
-        name: "BlueZSimulator", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        name: "BlueZSimulator", dependencies: ["DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/BlueZSimulator", exclude: ["README.md"]
     ),
 
     // A Tether device on a real controller (the real-BlueZ VM scenario): the device model behind a GATT
     // application and an LE advertisement registered with bluetoothd, with a fixed-passkey agent.
     .target(
-        name: "TetherPeripheral", dependencies: ["DBus", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives", argumentParser],
+        name: "TetherPeripheral", dependencies: ["DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives", argumentParser],
         path: "Sources/Simulation/TetherPeripheral"
     ),
 
     // Drives the device model against a real store across process kills: the gateway child and the parent that plays
     // the devices and SIGKILLs it (the crash test and scripts' crash soak).
     .target(
-        name: "TetherStoreSimulation", dependencies: ["TetherStore", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        name: "TetherStoreSimulation", dependencies: ["TetherStore", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/TetherStoreSimulation"
     ),
 ]
@@ -234,15 +234,15 @@ let tests: [Target] = [
     .testTarget(name: "TetherPrimitivesTests", dependencies: ["TetherPrimitives"]),
     .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"]),
     .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor", "TetherPrimitives"]),
-    .testTarget(name: "DeviceFirmwareTests", dependencies: ["DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"]),
+    .testTarget(name: "TetherDeviceModelTests", dependencies: ["TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"]),
     .testTarget(
         name: "TetherReplayTests",
-        dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
+        dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
     ),
     .testTarget(
         name: "TetherStoreTests",
         dependencies: [
-            "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "DeviceFirmware", "LinkProtocol", "TetherSettings",
+            "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "TetherDeviceModel", "LinkProtocol", "TetherSettings",
             "TetherPrimitives", grdb,
         ]
     ),
@@ -257,13 +257,13 @@ let tests: [Target] = [
     ),
     .testTarget(
         name: "TetherPeripheralTests",
-        dependencies: ["TetherPeripheral", "DBus", "DeviceFirmware", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
+        dependencies: ["TetherPeripheral", "DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
     ),
     .testTarget(
         name: "TetherGatewayTests",
         dependencies: [
             "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol", "TetherSettings",
-            "ConnectionSupervisor", "DeviceFirmware", "TetherPrimitives",
+            "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives",
         ]
     ),
     .testTarget(
@@ -327,7 +327,7 @@ let package = Package(
         .library(name: "TetherControlClient", targets: ["TetherControlClient"]),
         .library(name: "TetherReplay", targets: ["TetherReplay"]),
         .library(name: "TetherServer", targets: ["TetherServer"]),
-        .library(name: "DeviceFirmware", targets: ["DeviceFirmware"]),
+        .library(name: "TetherDeviceModel", targets: ["TetherDeviceModel"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .library(name: "TetherSyncTesting", targets: ["TetherSyncTesting"]),
     ],

@@ -1,5 +1,5 @@
 import BlueZTestSupport
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import LinkProtocol
 import TetherGateway

@@ -1,5 +1,5 @@
 import DBus
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import Glibc
 import LinkProtocol

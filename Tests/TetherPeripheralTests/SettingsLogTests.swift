@@ -1,4 +1,4 @@
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import LinkProtocol
 import Testing

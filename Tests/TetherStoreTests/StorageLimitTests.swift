@@ -1,4 +1,4 @@
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import GRDB
 import LinkProtocol

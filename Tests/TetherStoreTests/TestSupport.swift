@@ -1,4 +1,4 @@
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import LinkProtocol
 @testable import TetherStore
@@ -54,7 +54,7 @@ func store(_ items: [PersistItem], id: PersistBatch.ID = 1, in service: Consumpt
 /// the ACK), and the device reconnects.
 struct StoreLinkPair {
     private(set) var now: LinkInstant
-    private(set) var firmware: DeviceFirmware
+    private(set) var firmware: DeviceModel
     private(set) var session: LinkSession
     private(set) var service: ConsumptionService
     var latency: Duration = .milliseconds(10)
@@ -86,10 +86,10 @@ struct StoreLinkPair {
         case hit(UInt16, UInt8)
     }
 
-    init(profile: FirmwareProfile, service: ConsumptionService, start: LinkInstant = simulationStart, bootCounter: UInt16 = 1) throws {
+    init(profile: DeviceProfile, service: ConsumptionService, start: LinkInstant = simulationStart, bootCounter: UInt16 = 1) throws {
         self.now = start
         self.service = service
-        self.firmware = DeviceFirmware(profile: profile, bootCounter: bootCounter, driftPPM: 25, bootedAt: start)
+        self.firmware = DeviceModel(profile: profile, bootCounter: bootCounter, driftPPM: 25, bootedAt: start)
         let seed = try service.sessionSeed(serial: profile.serial)
         self.session = LinkSession(history: seed.history, clock: seed.clock)
         schedule(.connect, at: start)
@@ -231,7 +231,7 @@ struct StoreLinkPair {
         }
     }
 
-    private mutating func applyFirmware(_ actions: [FirmwareAction]) {
+    private mutating func applyFirmware(_ actions: [DeviceAction]) {
         for action in actions {
             switch action {
             case .notify(let bytes): schedule(.toGateway(bytes, epoch: epoch), at: now.advanced(by: latency))

@@ -1,5 +1,5 @@
 import LinkProtocol
-import DeviceFirmware
+import TetherDeviceModel
 import TetherPrimitives
 import TetherSettings
 
@@ -9,7 +9,7 @@ import TetherSettings
 public struct FixtureScenario: Sendable {
     public var name: String
     public var summary: String
-    public var profile: FirmwareProfile
+    public var profile: DeviceProfile
     public var configuration: LinkPair.Configuration
     public var seed: UInt64
     public var driftPPM: Double
@@ -21,7 +21,7 @@ public struct FixtureScenario: Sendable {
     /// 2026-11-01T08:00:00Z.
     public static let start = LinkInstant(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)
 
-    public init(name: String, summary: String, profile: FirmwareProfile, configuration: LinkPair.Configuration = LinkPair.Configuration(), seed: UInt64, driftPPM: Double = 0, duration: Duration, expectsDelivery: Bool = true, script: @escaping @Sendable (inout LinkPair, LinkInstant) -> Void) {
+    public init(name: String, summary: String, profile: DeviceProfile, configuration: LinkPair.Configuration = LinkPair.Configuration(), seed: UInt64, driftPPM: Double = 0, duration: Duration, expectsDelivery: Bool = true, script: @escaping @Sendable (inout LinkPair, LinkInstant) -> Void) {
         self.name = name
         self.summary = summary
         self.profile = profile
@@ -92,7 +92,7 @@ public struct FixtureScenario: Sendable {
             pair.scheduleHits(count: 30, every: .milliseconds(300), from: start.advanced(by: .seconds(1)))
             pair.schedule(.storageFull(for: .seconds(6)), at: start.advanced(by: .seconds(3)))
         },
-        FixtureScenario(name: "fw3.0-incompatible", summary: "a future firmware that speaks only protocol 3: NACK unsupportedVersion, the gateway disconnects and backs off", profile: FirmwareProfile(serial: "TT30-001301", firmware: FirmwareVersion(major: 3, minor: 0, patch: 0), versions: 3...3), configuration: config(mtu: 247, jitter: 3), seed: 1301, duration: .seconds(12), expectsDelivery: false) { pair, start in
+        FixtureScenario(name: "fw3.0-incompatible", summary: "a future firmware that speaks only protocol 3: NACK unsupportedVersion, the gateway disconnects and backs off", profile: DeviceProfile(serial: "TT30-001301", firmware: FirmwareVersion(major: 3, minor: 0, patch: 0), versions: 3...3), configuration: config(mtu: 247, jitter: 3), seed: 1301, duration: .seconds(12), expectsDelivery: false) { pair, start in
             pair.scheduleHits(count: 3, every: .seconds(1), from: start.advanced(by: .seconds(1)))
         },
         FixtureScenario(name: "fw1.4-sleep", summary: "the device reports battery, sleeps for 20 s, wakes and delivers what it recorded meanwhile", profile: .v1_4(serial: "TT14-001401"), configuration: config(mtu: 23, jitter: 3), seed: 1401, duration: .seconds(45)) { pair, start in

@@ -1,5 +1,5 @@
 import LinkProtocol
-import DeviceFirmware
+import TetherDeviceModel
 import TetherPrimitives
 
 /// A recorded link session: what the gateway and the device received, with relative times.

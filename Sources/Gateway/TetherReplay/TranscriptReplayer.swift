@@ -1,5 +1,5 @@
 import LinkProtocol
-import DeviceFirmware
+import TetherDeviceModel
 import TetherPrimitives
 
 /// Drives a transcript's device-to-gateway values through a real `LinkSession` at their recorded times, with

@@ -1,11 +1,11 @@
 import DBus
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import LinkProtocol
 import TetherPrimitives
 
 /// One simulated LE device: `org.bluez.Device1` at `/org/bluez/hci0/dev_XX_...`, its GATT objects, and the real
-/// `DeviceFirmware` model behind them, driven with wall-clock time by the link task of each connection.
+/// `DeviceModel` model behind them, driven with wall-clock time by the link task of each connection.
 ///
 /// Signal order follows BlueZ (bluez-dbus-facts.md): Connect emits `Connected=true` before its reply, GATT
 /// objects are announced after the reply and before `ServicesResolved=true`; a disconnect emits
@@ -44,7 +44,7 @@ public actor SimulatedDevice {
     private var droppedCallsAnswered: Task<Void, Never>?
 
     // The link.
-    private var firmware: DeviceFirmware
+    private var firmware: DeviceModel
     private var outbox: [[UInt8]] = []
     private var linkTask: Task<Void, Never>?
     private var connectionNumber: UInt64 = 0
@@ -100,7 +100,7 @@ public actor SimulatedDevice {
         self.link = link
         random = SplitMix64(seed: seed)
         let profile = configuration.firmware.profile(serial: configuration.serial)
-        firmware = DeviceFirmware(profile: profile, bootedAt: WallClock.now())
+        firmware = DeviceModel(profile: profile, bootedAt: WallClock.now())
         services = TetherGattLayout.services(
             manufacturer: "Tether Labs", model: "Tether", serial: configuration.serial,
             firmware: profile.firmware.description
@@ -474,7 +474,7 @@ public actor SimulatedDevice {
         apply(firmware.received(bytes, at: WallClock.now()))
     }
 
-    private func apply(_ actions: [FirmwareAction]) {
+    private func apply(_ actions: [DeviceAction]) {
         for action in actions {
             switch action {
             case .notify(let value): outbox.append(value)

@@ -1,4 +1,4 @@
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 
 /// What the simulator simulates: the adapter, the advertising devices, the link model and the seed.
@@ -68,7 +68,7 @@ public enum FirmwareModel: String, Codable, Hashable, Sendable {
     case v1_4 = "1.4"
     case v2_0 = "2.0"
 
-    func profile(serial: String) -> FirmwareProfile {
+    func profile(serial: String) -> DeviceProfile {
         switch self {
         case .v1_0: .v1_0(serial: serial)
         case .v1_4: .v1_4(serial: serial)

@@ -1,5 +1,5 @@
 import DBus
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import LinkProtocol
 import TetherPrimitives
@@ -10,7 +10,7 @@ import TetherPrimitives
 /// central wrote the CCCD) and WriteValue (with the link's MTU in its options). The device speaks only after HELLO
 /// (§2.2), so the firmware hears `connected` at the first write after a subscription, with that write's MTU.
 actor DeviceLink {
-    private var firmware: DeviceFirmware
+    private var firmware: DeviceModel
     private let log: EventLog
     private let notify: @Sendable ([UInt8]) -> Void
     private var subscribed = false
@@ -21,8 +21,8 @@ actor DeviceLink {
     private(set) var produced = 0
     private(set) var lastValue: [UInt8] = []
 
-    init(profile: FirmwareProfile, log: EventLog, notify: @escaping @Sendable ([UInt8]) -> Void) {
-        firmware = DeviceFirmware(profile: profile, bootedAt: WallClock.now())
+    init(profile: DeviceProfile, log: EventLog, notify: @escaping @Sendable ([UInt8]) -> Void) {
+        firmware = DeviceModel(profile: profile, bootedAt: WallClock.now())
         self.log = log
         self.notify = notify
     }
@@ -129,7 +129,7 @@ actor DeviceLink {
         log.note("link-down", ["reason": reason])
     }
 
-    private func apply(_ actions: [FirmwareAction]) {
+    private func apply(_ actions: [DeviceAction]) {
         for action in actions {
             switch action {
             case .notify(let value):

@@ -1,6 +1,6 @@
 import ArgumentParser
 import DBus
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 
 /// `tether-peripheral`: runs the firmware model as a real BLE peripheral through bluetoothd on the system bus.

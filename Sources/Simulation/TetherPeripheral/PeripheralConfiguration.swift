@@ -1,4 +1,4 @@
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import LinkProtocol
 
@@ -8,7 +8,7 @@ public struct PeripheralConfiguration: Sendable {
     public var adapter = "/org/bluez/hci0"
     public var serial = "TTH-VM-0001"
     public var localName = "Tether VM"
-    public var firmware = FirmwareProfile.v2_0(serial: "TTH-VM-0001")
+    public var firmware = DeviceProfile.v2_0(serial: "TTH-VM-0001")
     /// When set, the link requires an authenticated (MITM) bond and the peripheral's agent enters this passkey.
     public var passkey: UInt32?
     /// The device shows a passkey instead of entering a fixed one: its agent registers as DisplayOnly, so SMP has

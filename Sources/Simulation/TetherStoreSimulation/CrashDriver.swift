@@ -1,10 +1,10 @@
-import DeviceFirmware
+import TetherDeviceModel
 import Foundation
 import LinkProtocol
 import TetherStore
 import TetherPrimitives
 
-/// The device half of the crash test. It plays seeded firmware models (`DeviceFirmware`, whose event store is
+/// The device half of the crash test. It plays seeded firmware models (`DeviceModel`, whose event store is
 /// the device's non-volatile memory and outlives every gateway crash) against a `CrashGateway` child process,
 /// SIGKILLs the child at random moments, restarts it on the same database, and checks after every kill and at
 /// the end:
@@ -74,7 +74,7 @@ public struct CrashDriver {
     private enum Fault { case reboot, linkLoss }
 
     private struct Slot {
-        var firmware: DeviceFirmware
+        var firmware: DeviceModel
         var mtu: Int
         var connected = false
         var reconnectAt: LinkInstant?
@@ -101,7 +101,7 @@ public struct CrashDriver {
             let now = WallClock.now()
             for index in 0..<configuration.devices {
                 let serial = "CRASH-\(configuration.seed)-\(index)"
-                let profile: FirmwareProfile
+                let profile: DeviceProfile
                 switch index % 3 {
                 case 0: profile = .v1_4(serial: serial)
                 case 1: profile = .v2_0(serial: serial)
@@ -109,7 +109,7 @@ public struct CrashDriver {
                 }
                 let drift = Double.random(in: -40...40, using: &random)
                 slots.append(Slot(
-                    firmware: DeviceFirmware(profile: profile, bootCounter: UInt16(1 + index), driftPPM: drift, bootedAt: now),
+                    firmware: DeviceModel(profile: profile, bootCounter: UInt16(1 + index), driftPPM: drift, bootedAt: now),
                     mtu: profile.versions.upperBound >= 2 ? 247 : 23,
                     nextHit: now.advanced(by: configuration.hitInterval * index / max(configuration.devices, 1))))
             }
@@ -193,7 +193,7 @@ public struct CrashDriver {
             slots[index].reconnectAt = now.advanced(by: .milliseconds(30))
         }
 
-        private mutating func apply(_ actions: [FirmwareAction], device index: Int, at now: LinkInstant) {
+        private mutating func apply(_ actions: [DeviceAction], device index: Int, at now: LinkInstant) {
             for action in actions {
                 switch action {
                 case .notify(let bytes):

@@ -1,6 +1,6 @@
 import Testing
 import LinkProtocol
-@testable import DeviceFirmware
+@testable import TetherDeviceModel
 
 /// Long seeded runs with every fault at once. While the link is bad anything may be slow; once it is healthy,
 /// every event the firmware created must be stored exactly once, and at no moment may an event be ACKed
@@ -16,7 +16,7 @@ struct FaultRunTests {
         configuration.jitter = .milliseconds(8)
         configuration.deviceToGateway = Self.harsh
         configuration.gatewayToDevice = Self.harsh
-        let profile: FirmwareProfile = [.v1_0(serial: "TT-F\(seed)"), .v1_4(serial: "TT-F\(seed)"), .v2_0(serial: "TT-F\(seed)")][Int(seed % 3)]
+        let profile: DeviceProfile = [.v1_0(serial: "TT-F\(seed)"), .v1_4(serial: "TT-F\(seed)"), .v2_0(serial: "TT-F\(seed)")][Int(seed % 3)]
         var pair = LinkPair(firmware: profile, configuration: configuration, seed: seed, start: simulationStart, driftPPM: Double(seed * 7) - 40)
         pair.scheduleHits(count: 300, every: .milliseconds(97), from: simulationStart.advanced(by: .milliseconds(500)))
         // Reboots and link losses in the middle of the stream.
@@ -78,7 +78,7 @@ struct FaultRunTests {
 
     @Test("a device whose store fills up refuses new events and counts them; nothing it kept is lost")
     func deviceStoreBound() {
-        var profile = FirmwareProfile.v1_0(serial: "TT-SMALL")
+        var profile = DeviceProfile.v1_0(serial: "TT-SMALL")
         profile.eventStoreCapacity = 20
         var pair = LinkPair(firmware: profile, seed: 9, start: simulationStart)
         pair.schedule(.storageFull(for: .seconds(40)), at: simulationStart)

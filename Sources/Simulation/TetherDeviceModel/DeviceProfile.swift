@@ -2,7 +2,7 @@ import LinkProtocol
 import TetherSettings
 
 /// What a firmware build is: identity, protocol versions and behaviour knobs of the device model.
-public struct FirmwareProfile: Hashable, Sendable {
+public struct DeviceProfile: Hashable, Sendable {
     public var serial: String
     public var hardwareRevision: UInt8 = 3
     public var firmware: FirmwareVersion
@@ -31,22 +31,22 @@ public struct FirmwareProfile: Hashable, Sendable {
     }
 
     /// Firmware 1.0: protocol 1 only, no sleep support.
-    public static func v1_0(serial: String) -> FirmwareProfile {
-        var profile = FirmwareProfile(serial: serial, firmware: FirmwareVersion(major: 1, minor: 0, patch: 3), versions: 1...1)
+    public static func v1_0(serial: String) -> DeviceProfile {
+        var profile = DeviceProfile(serial: serial, firmware: FirmwareVersion(major: 1, minor: 0, patch: 3), versions: 1...1)
         profile.capabilities = [.battery, .led]
         return profile
     }
 
     /// Firmware 1.4: protocol 1, larger event store, haptics and sleep.
-    public static func v1_4(serial: String) -> FirmwareProfile {
-        var profile = FirmwareProfile(serial: serial, firmware: FirmwareVersion(major: 1, minor: 4, patch: 2), versions: 1...1)
+    public static func v1_4(serial: String) -> DeviceProfile {
+        var profile = DeviceProfile(serial: serial, firmware: FirmwareVersion(major: 1, minor: 4, patch: 2), versions: 1...1)
         profile.eventStoreCapacity = 4096
         return profile
     }
 
     /// Firmware 2.0: protocols 1 and 2 (32-bit event sequence), and a diagnostics message the gateway does not know.
-    public static func v2_0(serial: String) -> FirmwareProfile {
-        var profile = FirmwareProfile(serial: serial, firmware: FirmwareVersion(major: 2, minor: 0, patch: 1), versions: 1...2)
+    public static func v2_0(serial: String) -> DeviceProfile {
+        var profile = DeviceProfile(serial: serial, firmware: FirmwareVersion(major: 2, minor: 0, patch: 1), versions: 1...2)
         profile.eventStoreCapacity = 8192
         profile.window = 16
         profile.sendsUnknownDiagnostics = true

@@ -1,5 +1,5 @@
 import LinkProtocol
-@testable import DeviceFirmware
+@testable import TetherDeviceModel
 import TetherPrimitives
 
 /// 2026-11-01T08:00:00Z, the start of every simulated run.

@@ -6,9 +6,9 @@ import TetherPrimitives
 /// It keeps events in a bounded non-volatile store until they are acknowledged (§8.1), retransmits on its timer
 /// with backoff (§8.4), follows NACK rules (§8.5), answers time sync from its own drifting clock (§9), holds its
 /// settings (§7.11), and reboots (boot counter + 1, ticks from zero, events kept). Inputs are facts with the true
-/// time they happen at; outputs are `FirmwareAction`s; `nextDeadline` says when `handleTimeout` is due.
-public struct DeviceFirmware: Sendable {
-    public let profile: FirmwareProfile
+/// time they happen at; outputs are `DeviceAction`s; `nextDeadline` says when `handleTimeout` is due.
+public struct DeviceModel: Sendable {
+    public let profile: DeviceProfile
     public private(set) var bootCounter: UInt16
     public private(set) var clock: DriftingClock
     /// Unacknowledged events, oldest first. Survives reboots and disconnects.
@@ -22,7 +22,7 @@ public struct DeviceFirmware: Sendable {
     private var nextEventSequence: UInt32 = 0
     private var link: Link?
 
-    public init(profile: FirmwareProfile, bootCounter: UInt16 = 1, driftPPM: Double = 0, bootedAt: LinkInstant) {
+    public init(profile: DeviceProfile, bootCounter: UInt16 = 1, driftPPM: Double = 0, bootedAt: LinkInstant) {
         self.profile = profile
         self.bootCounter = bootCounter
         self.clock = DriftingClock(driftPPM: driftPPM, bootedAt: bootedAt)
@@ -42,7 +42,7 @@ public struct DeviceFirmware: Sendable {
 
     /// The user took a hit. Returns the recorded event, or `nil` when the store is full (the event is lost on the
     /// device, never silently on the gateway).
-    public mutating func recordHit(durationMilliseconds: UInt16, intensity: UInt8, at now: LinkInstant) -> (HitEvent?, [FirmwareAction]) {
+    public mutating func recordHit(durationMilliseconds: UInt16, intensity: UInt8, at now: LinkInstant) -> (HitEvent?, [DeviceAction]) {
         guard eventStore.count < profile.eventStoreCapacity else {
             refusedEvents += 1
             return (nil, [])
@@ -55,7 +55,7 @@ public struct DeviceFirmware: Sendable {
         return (event, pump(at: now))
     }
 
-    public mutating func batteryChanged(_ status: BatteryStatus, at now: LinkInstant) -> [FirmwareAction] {
+    public mutating func batteryChanged(_ status: BatteryStatus, at now: LinkInstant) -> [DeviceAction] {
         battery = status
         guard link?.version != nil else { return [] }
         link!.queue.append(.battery(status))
@@ -63,7 +63,7 @@ public struct DeviceFirmware: Sendable {
     }
 
     /// The device wants to sleep: it says so (§7.7) and disconnects when that is ACKed or after the grace period.
-    public mutating func requestSleep(_ reason: SleepNotice.Reason, wakeAfterSeconds: UInt32?, at now: LinkInstant) -> [FirmwareAction] {
+    public mutating func requestSleep(_ reason: SleepNotice.Reason, wakeAfterSeconds: UInt32?, at now: LinkInstant) -> [DeviceAction] {
         guard link?.version != nil else { return [] }
         link!.queue.append(.sleep(SleepNotice(reason: reason, wakeAfterSeconds: wakeAfterSeconds)))
         link!.sleepDeadline = now.advanced(by: profile.sleepGrace)
@@ -90,10 +90,10 @@ public struct DeviceFirmware: Sendable {
     }
 
     /// One ATT write from the gateway.
-    public mutating func received(_ value: some Collection<UInt8>, at now: LinkInstant) -> [FirmwareAction] {
+    public mutating func received(_ value: some Collection<UInt8>, at now: LinkInstant) -> [DeviceAction] {
         guard link != nil else { return [] }
         link!.decoder.append(value)
-        var actions: [FirmwareAction] = []
+        var actions: [DeviceAction] = []
         while link != nil {
             do {
                 guard let frame = try link!.decoder.decode() else { break }
@@ -114,7 +114,7 @@ public struct DeviceFirmware: Sendable {
         return [retransmit, link.sleepDeadline].compactMap { $0 }.min()
     }
 
-    public mutating func handleTimeout(at now: LinkInstant) -> [FirmwareAction] {
+    public mutating func handleTimeout(at now: LinkInstant) -> [DeviceAction] {
         guard link != nil else { return [] }
         if let sleepDeadline = link!.sleepDeadline, sleepDeadline <= now {
             link = nil
@@ -133,7 +133,7 @@ public struct DeviceFirmware: Sendable {
 
     // MARK: - Frames from the gateway
 
-    private mutating func handle(_ frame: Frame, at now: LinkInstant) -> [FirmwareAction] {
+    private mutating func handle(_ frame: Frame, at now: LinkInstant) -> [DeviceAction] {
         let message: LinkMessage
         do {
             message = try LinkMessage(frame: frame)
@@ -174,7 +174,7 @@ public struct DeviceFirmware: Sendable {
         }
     }
 
-    private mutating func acceptHello(_ hello: Hello, sequence: SequenceNumber, at now: LinkInstant) -> [FirmwareAction] {
+    private mutating func acceptHello(_ hello: Hello, sequence: SequenceNumber, at now: LinkInstant) -> [DeviceAction] {
         guard let version = ProtocolVersion.negotiate(profile.versions, hello.versions) else {
             // §6.4: say which versions we speak.
             sendUnreliable(.nack(Nack(sequence: sequence, reason: .unsupportedVersion, detail: [profile.versions.lowerBound, profile.versions.upperBound])))
@@ -195,8 +195,8 @@ public struct DeviceFirmware: Sendable {
         return []
     }
 
-    private mutating func acknowledge(_ ack: Ack, at now: LinkInstant) -> [FirmwareAction] {
-        var actions: [FirmwareAction] = []
+    private mutating func acknowledge(_ ack: Ack, at now: LinkInstant) -> [DeviceAction] {
+        var actions: [DeviceAction] = []
         var released: [HitEvent] = []
         var sleepAcknowledged = false
         link!.inFlight.removeAll { frame in
@@ -262,7 +262,7 @@ public struct DeviceFirmware: Sendable {
     // MARK: - Sending
 
     /// Sends queued reliable frames and stored events while the window has room (§8.6).
-    private mutating func pump(at now: LinkInstant) -> [FirmwareAction] {
+    private mutating func pump(at now: LinkInstant) -> [DeviceAction] {
         guard link?.version != nil else { return flush() }
         if let hold = link!.holdUntil, hold > now { return flush() }
         while link!.inFlight.count < link!.window {
@@ -309,13 +309,13 @@ public struct DeviceFirmware: Sendable {
         message.append(version: version, sequence: link!.nextSequence, to: &link!.outgoing)
     }
 
-    private mutating func flush() -> [FirmwareAction] {
+    private mutating func flush() -> [DeviceAction] {
         guard link != nil else { return [] }
-        let facts = link!.facts.map(FirmwareAction.settings)
+        let facts = link!.facts.map(DeviceAction.settings)
         link!.facts.removeAll()
         guard !link!.outgoing.isEmpty else { return facts }
         defer { link!.outgoing.removeAll(keepingCapacity: true) }
-        return FrameEncoder.segments(of: link!.outgoing, valueSize: link!.valueSize).map(FirmwareAction.notify) + facts
+        return FrameEncoder.segments(of: link!.outgoing, valueSize: link!.valueSize).map(DeviceAction.notify) + facts
     }
 
     /// The diagnostics type firmware 2.x sends (§6.6 test).
@@ -323,7 +323,7 @@ public struct DeviceFirmware: Sendable {
 }
 
 /// An order from the firmware model.
-public enum FirmwareAction: Hashable, Sendable {
+public enum DeviceAction: Hashable, Sendable {
     /// Send one ATT notification on TX.
     case notify([UInt8])
     /// The device drops the link (after SLEEP).
@@ -346,7 +346,7 @@ public enum SettingsFact: Hashable, Sendable {
     case reportAcknowledged(version: UInt32, sequence: SequenceNumber)
 }
 
-extension DeviceFirmware {
+extension DeviceModel {
     enum OutboundItem: Hashable, Sendable {
         case deviceInfo
         case event(HitEvent)

@@ -1,6 +1,6 @@
 import Testing
 import LinkProtocol
-@testable import DeviceFirmware
+@testable import TetherDeviceModel
 import TetherSettings
 
 @Suite("LinkPair: firmware model and gateway session together")
@@ -55,7 +55,7 @@ struct LinkPairTests {
     /// events waiting for their commit: the gateway must wait for the answer, not call the device unresponsive.
     @Test("a config request answered from behind a full window of un-ACKed events is waited for, not given up")
     func configAnswerBehindFullWindow() {
-        var profile = FirmwareProfile.v1_4(serial: "TT-BUSY")
+        var profile = DeviceProfile.v1_4(serial: "TT-BUSY")
         profile.window = 16
         var configuration = LinkPair.Configuration()
         configuration.persistLatency = .seconds(5)

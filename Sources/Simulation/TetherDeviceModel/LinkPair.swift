@@ -40,7 +40,7 @@ public struct LinkPair: Sendable {
     }
 
     public private(set) var now: LinkInstant
-    public private(set) var firmware: DeviceFirmware
+    public private(set) var firmware: DeviceModel
     public private(set) var session: LinkSession
     public private(set) var store = MemoryEventStore()
     public private(set) var configuration: Configuration
@@ -67,11 +67,11 @@ public struct LinkPair: Sendable {
     private var storageFullUntil: LinkInstant?
     private var sleepingUntil: LinkInstant?
 
-    public init(firmware profile: FirmwareProfile, configuration: Configuration = Configuration(), seed: UInt64, start: LinkInstant, driftPPM: Double = 0, bootCounter: UInt16 = 1) {
+    public init(firmware profile: DeviceProfile, configuration: Configuration = Configuration(), seed: UInt64, start: LinkInstant, driftPPM: Double = 0, bootCounter: UInt16 = 1) {
         self.now = start
         self.configuration = configuration
         self.random = SplitMix64(seed: seed)
-        self.firmware = DeviceFirmware(profile: profile, bootCounter: bootCounter, driftPPM: driftPPM, bootedAt: start)
+        self.firmware = DeviceModel(profile: profile, bootCounter: bootCounter, driftPPM: driftPPM, bootedAt: start)
         self.session = LinkSession(configuration: configuration.session, desiredConfig: configuration.desiredConfig)
         schedule(.connect, at: start)
     }
@@ -270,7 +270,7 @@ public struct LinkPair: Sendable {
         send(writes, direction: .toDevice)
     }
 
-    private mutating func applyFirmware(_ actions: [FirmwareAction]) {
+    private mutating func applyFirmware(_ actions: [DeviceAction]) {
         var notifications: [[UInt8]] = []
         for action in actions {
             switch action {
