@@ -17,15 +17,18 @@ struct SchemaFingerprintTests {
         let store = try SQLiteServerStore(path: directory + "/server.sqlite")
         try await store.migrate()
         // The store's own objects; SQLite's (sqlite_sequence, autoindexes) and GRDB's migration table are not ours.
-        let dump = try await DatabaseQueue(path: directory + "/server.sqlite").read { db in
+        let rows = try await DatabaseQueue(path: directory + "/server.sqlite").read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT type, name, tbl_name, sql FROM sqlite_master
                     WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY name
-                    """
-            ).map { row in [row["type"], row["name"], row["tbl_name"], row["sql"]].map { ($0 as String?) ?? "" }.joined(separator: "\t") + "\n" }
-                .joined()
+                    """)
+        }
+        var dump = ""
+        for row in rows {
+            let fields: [String?] = [row["type"], row["name"], row["tbl_name"], row["sql"]]
+            dump += fields.map { $0 ?? "" }.joined(separator: "\t") + "\n"
         }
         #expect(dump.utf8.count == 3652)
         #expect(Self.fnv1a(dump) == "933c3c75b870da00")
