@@ -1,0 +1,54 @@
+import Foundation
+import GRDB
+import Testing
+import TetherServer
+import TetherSyncTesting
+
+/// The schema each backend creates is what existing databases were created with: a shipped migration is never
+/// edited, only appended to. These fingerprints pin the text; a change to them is a change to the schema and
+/// needs a new migration, not a new fingerprint. (The expected values were taken from the v1 text before the
+/// stores were split into schema, reads and writes.)
+@Suite("the schema text each backend creates")
+struct SchemaFingerprintTests {
+    @Test("SQLite: sqlite_master after migrating holds the v1 text, byte for byte")
+    func sqlite() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteServerStore(path: directory + "/server.sqlite")
+        try await store.migrate()
+        // The store's own objects; SQLite's (sqlite_sequence, autoindexes) and GRDB's migration table are not ours.
+        let rows = try await DatabaseQueue(path: directory + "/server.sqlite").read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT type, name, tbl_name, sql FROM sqlite_master
+                    WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY name
+                    """)
+        }
+        var dump = ""
+        for row in rows {
+            let fields: [String?] = [row["type"], row["name"], row["tbl_name"], row["sql"]]
+            dump += fields.map { $0 ?? "" }.joined(separator: "\t") + "\n"
+        }
+        #expect(dump.utf8.count == 3652)
+        #expect(Self.fnv1a(dump) == "933c3c75b870da00")
+    }
+
+    @Test("PostgreSQL: the migrations run the v1 statements, byte for byte")
+    func postgres() {
+        let text = PostgresServerStore.migrationStatements.joined(separator: "\n")
+        #expect(text.utf8.count == 3039)
+        #expect(Self.fnv1a(text) == "e3e210dc69324863")
+    }
+
+    /// FNV-1a, 64 bits: enough to notice an edit, and needs no crypto library in the test target.
+    static func fnv1a(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
