@@ -31,7 +31,10 @@ let package = Package(
         // LinkSession driven by a fuzzer-chosen script of connects, ATT values, timers, persists and disconnects.
         .executableTarget(
             name: "LinkSessionFuzzer",
-            dependencies: ["FuzzSupport", .product(name: "LinkProtocol", package: "Tether")]
+            dependencies: [
+                "FuzzSupport", .product(name: "LinkProtocol", package: "Tether"),
+                .product(name: "TetherPrimitives", package: "Tether"), .product(name: "TetherSettings", package: "Tether"),
+            ]
         ),
 
         // The firmware transcript reader, its writer (a round trip) and the replay `tether replay` runs on it.

@@ -13,6 +13,8 @@
 
 import FuzzSupport
 import LinkProtocol
+import TetherPrimitives
+import TetherSettings
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
