@@ -10,7 +10,7 @@ import Testing
 struct BluetoothdStrictnessTests {
     static func slowConnects(gapName: String? = nil) -> SimulatorConfiguration {
         var configuration = SimulatorConfiguration.generated(count: 1, seed: 7)
-        configuration.link.connectMilliseconds = 2_000
+        configuration.link.connectMilliseconds = 6_000  // the restart must land while Connect is in flight, also on a loaded machine
         configuration.devices[0].gapName = gapName
         return configuration
     }
