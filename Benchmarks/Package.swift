@@ -7,6 +7,11 @@ import PackageDescription
 let package = Package(
     name: "TetherBenchmarks",
     platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
+        .executable(name: "tether-sync-bench", targets: ["TetherSyncBench"]),
+        .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
+    ],
     dependencies: [
         .package(name: "Tether", path: ".."),
         // Only the malloc interposer: the default "RuntimeInterposer" trait (ARC metrics) crashes on this toolchain.
@@ -16,11 +21,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-    ],
-    products: [
-        .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
-        .executable(name: "tether-sync-bench", targets: ["TetherSyncBench"]),
-        .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
     ],
     targets: [
         // Frame decoding throughput and allocations per frame against a copy+CRC floor (issue 2, item 8).

@@ -23,6 +23,11 @@ if $ci; then export TETHER_REQUIRE_REAL_BLUEZ="${TETHER_REQUIRE_REAL_BLUEZ:-1}";
 
 echo "== swift build --build-tests"
 swift build --build-tests
+# The Benchmarks/ and Fuzz/ packages are built by their own runners, not here: at least their manifests must stay
+# valid against this package's products (a broken one went unnoticed once).
+echo "== Benchmarks/ and Fuzz/ manifests"
+swift package --package-path Benchmarks dump-package >/dev/null
+swift package --package-path Fuzz dump-package >/dev/null
 # scripts/ci/swift-test.sh: the log in .build/test-output.txt, then every skipped or cancelled test listed (under CI
 # one not in scripts/ci/allowed-skips.txt fails the run).
 echo "== swift test (full log: .build/test-output.txt)"
