@@ -398,6 +398,16 @@ struct LinkSessionTests {
         #expect(harness.timers[.stall] == nil)
     }
 
+    @Test("a link that ends with a partial frame buffered cancels the stall timer with it (§3.4)")
+    func stallTimerEndsWithTheLink() throws {
+        var harness = SessionHarness()
+        harness.handshake()
+        harness.receive(Array(harness.frame(hit(0)).prefix(12)))
+        #expect(harness.timers[.stall] != nil)
+        harness.record(harness.session.disconnected(at: harness.now))
+        #expect(harness.timers.isEmpty, "every timer belongs to the link")
+    }
+
     @Test("CONFIG_DATA of another version than the desired one triggers SET_CONFIG; the report confirms it (§7.11)")
     func settingsRoundTrip() throws {
         var harness = SessionHarness()
