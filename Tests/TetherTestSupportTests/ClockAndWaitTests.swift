@@ -17,8 +17,8 @@ struct ClockAndWaitTests {
         // Still asleep: its deadline is still pending (it is removed only when the sleeper is woken).
         #expect(clock.pendingDeadlines.count == 1)
         clock.advance(to: ManualClock.Instant(offset: .seconds(5)))
-        try await sleeper.value
-        #expect(woke.value.withLock { $0 })
+        defer { sleeper.cancel() }
+        try await waitUntil("the sleeper woken at its deadline", seconds: 10) { woke.value.withLock { $0 } }
         #expect(clock.pendingDeadlines.isEmpty)
         clock.advance(to: .init(offset: .seconds(1)))
         #expect(clock.now.offset == .seconds(5), "never back")
@@ -27,10 +27,19 @@ struct ClockAndWaitTests {
     @Test("cancelling a sleeper ends its sleep with CancellationError")
     func cancellation() async throws {
         let clock = ManualClock()
-        let sleeper = Task { try await clock.sleep(for: .seconds(5)) }
+        let outcome = Shared<String?>(nil)
+        let sleeper = Task {
+            do {
+                try await clock.sleep(for: .seconds(5))
+                outcome.value.withLock { $0 = "woken" }
+            } catch {
+                outcome.value.withLock { $0 = "\(type(of: error))" }
+            }
+        }
         try await waitUntil("the sleeper registered") { clock.sleeperCount == 1 }
         sleeper.cancel()
-        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        try await waitUntil("the cancelled sleeper to end", seconds: 10) { outcome.value.withLock { $0 } != nil }
+        #expect(outcome.value.withLock { $0 } == "CancellationError")
         #expect(clock.sleeperCount == 0)
     }
 
