@@ -214,16 +214,20 @@ let executables: [Target] = [
 // MARK: - 7. Tests and the support they share
 
 let testSupport: [Target] = [
+    // What every suite shares: child processes started as a shell would (empty signal mask, descriptors 0-2 only),
+    // the built products beside the test bundle, a manual clock and bounded waits. Foundation only, so that the
+    // benchmarks may link it.
+    .target(name: "TetherTestSupport", path: "Tests/Support/TetherTestSupport"),
     // A private dbus-daemon with tether-sim on it and a client connection (gateway, BlueZ and simulator suites).
     .target(
-        name: "BlueZTestSupport", dependencies: ["BlueZSimulator", "BlueZ", "DBus"], path: "Tests/Support/BlueZTestSupport"
+        name: "BlueZTestSupport", dependencies: ["BlueZSimulator", "BlueZ", "DBus", "TetherTestSupport"], path: "Tests/Support/BlueZTestSupport"
     ),
     // A throwaway PostgreSQL cluster from Debian's binaries and an in-process server on a loopback port (sync,
     // server and daemon suites; the sync benchmark).
     .target(
         name: "TetherSyncTesting",
         dependencies: [
-            "TetherServer", "SyncContract", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives",
+            "TetherServer", "SyncContract", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherTestSupport",
             postgres, hummingbird, logging, serviceLifecycle,
         ],
         path: "Tests/Support/TetherSyncTesting"
@@ -231,28 +235,33 @@ let testSupport: [Target] = [
 ]
 
 let tests: [Target] = [
+    .testTarget(name: "TetherTestSupportTests", dependencies: ["TetherTestSupport"]),
     .testTarget(name: "TetherPrimitivesTests", dependencies: ["TetherPrimitives"]),
     .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"]),
     .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor", "TetherPrimitives"]),
     .testTarget(name: "TetherDeviceModelTests", dependencies: ["TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"]),
     .testTarget(
         name: "TetherReplayTests",
-        dependencies: ["TetherReplay", "TetherCLI", "TetherStore", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
+        dependencies: [
+            "TetherReplay", "TetherCLI", "TetherStore", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives",
+            "TetherTestSupport",
+        ]
     ),
     .testTarget(
         name: "TetherStoreTests",
         dependencies: [
             "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "TetherDeviceModel", "LinkProtocol", "TetherSettings",
-            "TetherPrimitives", grdb,
+            "TetherPrimitives", "TetherTestSupport", grdb,
         ]
     ),
-    .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+    .testTarget(name: "DBusTests", dependencies: ["DBus", "TetherTestSupport"]),
     .testTarget(
-        name: "BlueZTests", dependencies: ["BlueZ", "BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
+        name: "BlueZTests",
+        dependencies: ["BlueZ", "BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherTestSupport"]
     ),
     .testTarget(
         name: "BlueZSimulatorTests",
-        dependencies: ["BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        dependencies: ["BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherTestSupport"],
         exclude: ["bleak_client.py"]
     ),
     .testTarget(
@@ -263,20 +272,20 @@ let tests: [Target] = [
         name: "TetherGatewayTests",
         dependencies: [
             "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol", "TetherSettings",
-            "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives",
+            "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives", "TetherTestSupport",
         ]
     ),
     .testTarget(
         name: "TetherServerTests",
         dependencies: [
-            "TetherServer", "SyncContract", "TetherSyncTesting", "LinkProtocol", "TetherSettings", "TetherPrimitives",
+            "TetherServer", "SyncContract", "TetherSyncTesting", "TetherTestSupport", "LinkProtocol", "TetherSettings", "TetherPrimitives",
             grdb, httpClient, nioCore, nioSSL,
         ]
     ),
     .testTarget(
         name: "TetherSyncTests",
         dependencies: [
-            "TetherSync", "TetherServer", "TetherServerCommand", "TetherSyncTesting", "TetherStore", "SyncContract",
+            "TetherSync", "TetherServer", "TetherServerCommand", "TetherSyncTesting", "TetherTestSupport", "TetherStore", "SyncContract",
             "LinkProtocol", "TetherSettings", "TetherPrimitives", httpClient, hummingbird, nioCore, logging, serviceLifecycle,
         ]
     ),
@@ -284,7 +293,7 @@ let tests: [Target] = [
         name: "TetherDaemonTests",
         dependencies: [
             "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "BlueZSimulator",
-            "TetherSyncTesting", "TetherServer", grdb,
+            "TetherSyncTesting", "TetherServer", "TetherTestSupport", grdb,
         ]
     ),
     // The CLI's parsing and help snapshots, the built `tether` against an in-test io.tether.Gateway1, and end to end
@@ -293,7 +302,7 @@ let tests: [Target] = [
         name: "TetherCLITests",
         dependencies: [
             "TetherCLI", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
-            "TetherCommand", "TetherDaemonCommand", "TetherServerCommand",
+            "TetherCommand", "TetherDaemonCommand", "TetherServerCommand", "TetherTestSupport",
         ],
         exclude: ["HelpSnapshots"]
     ),

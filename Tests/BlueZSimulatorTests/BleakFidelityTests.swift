@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TetherTestSupport
 
 /// Runs scripts/ci/bleak-fidelity.sh: a pinned bleak (a third-party BlueZ client) against tether-sim on a private
 /// bus. Needs python3 with venv and, on the first run, PyPI. Skipped without python3 or with TETHER_SKIP_BLEAK=1,
@@ -21,31 +22,20 @@ import Testing
     func bleakDrivesTheSimulator() async throws {
         #expect(!(Self.required && Self.skipRequested), "TETHER_REQUIRE_BLEAK=1 and TETHER_SKIP_BLEAK are both set")
         try #require(Self.python != nil, "bleak's fidelity test is required (TETHER_REQUIRE_BLEAK=1) but there is no python3")
-        // The test bundle sits in the build's bin directory, next to tether-sim (built by `swift test`).
-        let binDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        var environment = ProcessInfo.processInfo.environment
-        let simulator = binDirectory.appendingPathComponent("tether-sim").path
-        if FileManager.default.isExecutableFile(atPath: simulator) {
+        // tether-sim, built beside the test bundle by `swift test`.
+        var environment = ChildProcess.environment()
+        if let simulator = BuiltProducts.path("tether-sim") {
             environment["TETHER_SIM"] = simulator
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [Self.root.appendingPathComponent("scripts/ci/bleak-fidelity.sh").path]
-        process.environment = environment
-        // Output goes to a file and the wait polls: blocking a cooperative thread would starve other tests.
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("bleak-fidelity-\(getpid()).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
-        let output = try FileHandle(forWritingTo: log)
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        while process.isRunning {
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        try output.close()
+        let process = try ChildProcess(
+            "/bin/bash", [Self.root.appendingPathComponent("scripts/ci/bleak-fidelity.sh").path], environment: environment,
+            output: .file(log.path))
+        defer { process.kill() }
+        let status = try await process.wait(timeout: .seconds(280))
         let text = try String(contentsOf: log, encoding: .utf8)
-        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(status == 0, "\(text)")
         for operation in [
             "scan finds Tether-0001", "connect", "service discovery: Tether service", "mtu via AcquireWrite",
             "read (Device Information serial)", "write with response + read back",

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
+import TetherTestSupport
 
 /// Where tether-sim must be as strict as bluetoothd (issue 12): a call in flight when bluetoothd restarts is never
 /// answered by the new one, and a connection renames a device to its GAP name.
@@ -19,7 +20,7 @@ struct BluetoothdStrictnessTests {
     static func connectInFlight(_ harness: SimulatorHarness) async throws -> Task<[DBusValue], any Error> {
         try await harness.discover()
         let connect = Task { try await harness.bluez(SimulatorHarness.firstDevice, "org.bluez.Device1", "Connect") }
-        try await waitFor("the Connect at the simulator") {
+        try await waitUntil("the Connect at the simulator", seconds: 30) {
             let statistics = try await harness.control("GetStatistics", [.objectPath(SimulatorHarness.firstDevice)])
             return statistics.first?.variantDictionaryValue?["connect_calls"]?.unwrappingVariants == .uint32(1)
         }
@@ -36,7 +37,7 @@ struct BluetoothdStrictnessTests {
             #expect(error?.message == "Message recipient disconnected from message bus without replying")
 
             // The new bluetoothd knows nothing of that call: no link, now or when its Connect would have ended.
-            try await waitFor("org.bluez back") { try await harness.client.nameOwner(of: "org.bluez") != nil }
+            try await waitUntil("org.bluez back", seconds: 30) { try await harness.client.nameOwner(of: "org.bluez") != nil }
             let statistics = try await harness.control("GetStatistics", [.objectPath(SimulatorHarness.firstDevice)])
             #expect(statistics.first?.variantDictionaryValue?["connected"]?.unwrappingVariants == .bool(false))
 

@@ -3,6 +3,7 @@ import DBus
 import Glibc
 import LinkProtocol
 import Testing
+import TetherTestSupport
 
 /// The firmware model behind the GATT objects: HELLO in, DEVICE_INFO out, on the fd and StartNotify paths.
 @Suite(.serialized)
@@ -84,7 +85,7 @@ struct GattNotifyTests {
                 SimulatorHarness.rx, "org.bluez.GattCharacteristic1", "WriteValue",
                 [.bytes(Self.hello), .variantDictionary(["type": .string("command")])])
             var frames: [Frame] = []
-            try await waitFor("DEVICE_INFO by PropertiesChanged") {
+            try await waitUntil("DEVICE_INFO by PropertiesChanged", seconds: 30) {
                 let values = recorder.signals.filter { $0.path == SimulatorHarness.tx }.compactMap {
                     $0.changedProperties?["Value"]?.bytesValue
                 }

@@ -3,6 +3,7 @@ import DBus
 import Glibc
 import LinkProtocol
 import Testing
+import TetherTestSupport
 
 /// The link model and the notification/disconnect faults, seen through AcquireNotify.
 @Suite(.serialized)
@@ -84,7 +85,7 @@ struct LinkFaultTests {
             // the socket as it is sent, so one that got through would be readable now.
             let statistics = try await Self.afterHello(harness) { notifyFD in
                 var statistics: [String: DBusValue] = [:]
-                try await waitFor("the device's answer to HELLO dropped") {
+                try await waitUntil("the device's answer to HELLO dropped", seconds: 30) {
                     statistics = try await harness.control("GetStatistics", [.objectPath(SimulatorHarness.firstDevice)])
                         .first?.variantDictionaryValue ?? [:]
                     return (statistics["notifications_dropped"]?.uint32Value ?? 0) >= 1
@@ -207,7 +208,7 @@ struct LinkModelTests {
                 SimulatorHarness.rx, "org.bluez.GattCharacteristic1", "WriteValue",
                 [.bytes(GattNotifyTests.hello), .variantDictionary(["type": .string("command")])])
             var values: [[UInt8]] = []
-            try await waitFor("DEVICE_INFO twice over") {
+            try await waitUntil("DEVICE_INFO twice over", seconds: 30) {
                 values = recorder.signals.filter { $0.path == SimulatorHarness.tx }.compactMap {
                     $0.changedProperties?["Value"]?.bytesValue
                 }

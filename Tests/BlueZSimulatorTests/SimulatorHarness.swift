@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import Glibc
 import Synchronization
+import TetherTestSupport
 
 /// A private bus, a simulator on it (the generated configuration: Tether-0001 just works, -0002 passkey,
 /// -0003 confirmation) and a client connection, as a gateway would have.
@@ -85,13 +86,13 @@ struct SimulatorHarness {
     /// Starts discovery, waits until `device` is exported, stops discovery.
     func discover(_ device: DBusObjectPath = firstDevice) async throws {
         _ = try await bluez(Self.adapter, "org.bluez.Adapter1", "StartDiscovery")
-        try await waitFor("\(device) exported") { try await managedObjects()[device.rawValue] != nil }
+        try await waitUntil("\(device) exported", seconds: 30) { try await managedObjects()[device.rawValue] != nil }
         _ = try await bluez(Self.adapter, "org.bluez.Adapter1", "StopDiscovery")
     }
 
     func connect(_ device: DBusObjectPath = firstDevice) async throws {
         _ = try await bluez(device, "org.bluez.Device1", "Connect")
-        try await waitFor("ServicesResolved") {
+        try await waitUntil("ServicesResolved", seconds: 30) {
             try await property(device, "org.bluez.Device1", "ServicesResolved")?.boolValue == true
         }
     }
@@ -101,20 +102,6 @@ struct SimulatorHarness {
         let stream = try await client.signals(matching: DBusMatchRule(sender: "org.bluez"))
         return SignalRecorder(stream)
     }
-}
-
-struct Timeout: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-func waitFor(_ what: String, seconds: Double = 30, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw Timeout(what: what)
 }
 
 final class SignalRecorder: Sendable {
@@ -148,7 +135,7 @@ final class SignalRecorder: Sendable {
             if let index = signals.firstIndex(where: match) { return index }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw Timeout(what: what)
+        throw WaitTimeout(what: what)
     }
 }
 

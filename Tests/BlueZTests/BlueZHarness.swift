@@ -5,6 +5,7 @@ import DBus
 import Foundation
 import LinkProtocol
 import Synchronization
+import TetherTestSupport
 
 /// A private bus, the simulator on it (Tether-0001 just works, -0002 passkey, -0003 confirmation) and a BlueZ
 /// client session, as the gateway would have. The same pattern as the simulator's own tests.
@@ -81,11 +82,6 @@ struct BlueZHarness {
     }
 }
 
-struct Timeout: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
 typealias EventRecorder = Recorder<BlueZObjectTree.Event>
 
 /// Collects a stream's elements so a test can wait for one, bounded.
@@ -122,7 +118,7 @@ final class Recorder<Element: Sendable>: Sendable {
             if start < seen.count, let index = seen[start...].firstIndex(where: match) { return index }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw Timeout(what: what)
+        throw WaitTimeout(what: what)
     }
 }
 
@@ -170,7 +166,7 @@ func firstFrame(from stream: NotificationBatches, seconds: Double = 30) async th
             return nil
         }
         defer { group.cancelAll() }
-        guard let first = try await group.next(), let frame = first else { throw Timeout(what: "a frame") }
+        guard let first = try await group.next(), let frame = first else { throw WaitTimeout(what: "a frame") }
         return frame
     }
 }
@@ -189,15 +185,6 @@ func waitUntilFinished(_ stream: NotificationBatches, seconds: Double = 30) asyn
         defer { group.cancelAll() }
         return try await group.next() ?? false
     }
-    if !finished { throw Timeout(what: "the notification stream to finish") }
+    if !finished { throw WaitTimeout(what: "the notification stream to finish") }
 }
 
-/// Polls `condition` every 20 ms until it holds, failing after `seconds` (for state that has no change signal the
-/// test can subscribe to before it changes).
-func withBoundedWait(_ what: String, seconds: Double = 30, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw Timeout(what: what) }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}

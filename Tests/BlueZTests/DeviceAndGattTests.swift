@@ -4,6 +4,7 @@ import DBus
 import LinkProtocol
 import Synchronization
 import Testing
+import TetherTestSupport
 
 @Suite(.serialized)
 struct DeviceTests {
@@ -87,7 +88,7 @@ struct DeviceTests {
             let ending = Task { for await _ in first {} }
             ending.cancel()
             await ending.value
-            try await withBoundedWait("Notifying=false after StopNotify") {
+            try await waitUntil("Notifying=false after StopNotify", seconds: 30) {
                 try await tx.properties()["Notifying"] == .bool(false)
             }
 

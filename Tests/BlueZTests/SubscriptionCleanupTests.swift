@@ -3,6 +3,7 @@ import BlueZSimulator
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 /// A subscription made before a call (StartNotify subscribes to the Value PropertiesChanged first; a property
 /// wait subscribes before it reads) must end when that call fails, not live on until the connection closes: a

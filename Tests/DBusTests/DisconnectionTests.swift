@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// The bus going away, closing, and what a connection leaves behind.

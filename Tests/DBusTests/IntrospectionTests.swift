@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// Introspection XML as parsed by other implementations: Python's ElementTree and GLib (gdbus introspect).
@@ -57,7 +58,7 @@ extension DBusIntegrationTests {
             try await withPrivateBus { bus, connection in
                 let server = connection.objectServer
                 try await server.export([ThingObject(server: server).interface], at: ThingObject.path)
-                let output = try await ExternalProcess.run(
+                let output = try await ChildProcess.run(
                     "/usr/bin/gdbus",
                     ["introspect", "--address", bus.address, "--dest", connection.uniqueName,
                      "--object-path", ThingObject.path.rawValue])

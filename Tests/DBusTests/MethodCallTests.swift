@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// Calls in both directions: standard error names for everything that does not resolve, errors by name,
@@ -24,7 +25,7 @@ extension DBusIntegrationTests {
         @Test func errorRepliesAreMappedByName() async throws {
             try await withPrivateBus { bus, connection in
                 let service = try await startPythonService(bus: bus, connection: connection)
-                defer { service.terminate() }
+                defer { service.kill() }
                 await #expect(throws: DBusError(.other("com.example.Error.Custom"), "")) {
                     _ = try await connection.call(
                         destination: "com.example.Peer", path: "/peer", interface: "com.example.Peer", member: "Fail")
@@ -64,7 +65,7 @@ extension DBusIntegrationTests {
         @Test func callWithoutReplyTimesOut() async throws {
             try await withPrivateBus { bus, connection in
                 let service = try await startPythonService(bus: bus, connection: connection)
-                defer { service.terminate() }
+                defer { service.kill() }
                 let clock = ContinuousClock()
                 let started = clock.now
                 await #expect(throws: DBusError(.noReply, "")) {
@@ -86,7 +87,7 @@ extension DBusIntegrationTests {
         @Test func cancellingTheCallingTaskAbandonsTheCall() async throws {
             try await withPrivateBus { bus, connection in
                 let service = try await startPythonService(bus: bus, connection: connection)
-                defer { service.terminate() }
+                defer { service.kill() }
                 let call = Task {
                     try await connection.call(
                         destination: "com.example.Peer", path: "/peer", interface: "com.example.Peer",

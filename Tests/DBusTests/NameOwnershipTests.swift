@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// Requesting and releasing well-known names, queueing and replacement, and NameOwnerChanged.
@@ -21,7 +22,7 @@ extension DBusIntegrationTests {
                 #expect(try await first.nameOwner(of: Self.name) == first.uniqueName)
 
                 // gdbus agrees on who owns the name.
-                let query = try await ExternalProcess.run(
+                let query = try await ChildProcess.run(
                     "/usr/bin/gdbus",
                     ["call", "--address", bus.address, "--dest", "org.freedesktop.DBus",
                      "--object-path", "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.GetNameOwner",

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// org.freedesktop.DBus.ObjectManager: GetManagedObjects and the InterfacesAdded/Removed announcements, in
@@ -44,13 +45,13 @@ extension DBusIntegrationTests {
                 try server.addObjectManager(at: .root)
                 try await server.export([Self.adapter()], at: "/org/example/hci0")
 
-                var started: ExternalProcess?
+                var started: ChildProcess?
                 _ = try await awaitNameOwner("com.example.Monitor", on: connection) {
                     started = try PythonPeer.start(
                         PeerScripts.objectManagerMonitor, [bus.address, connection.uniqueName, "4"])
                 }
                 let monitor = try #require(started)
-                defer { monitor.terminate() }
+                defer { monitor.kill() }
 
                 let devicePath: DBusObjectPath = "/org/example/hci0/dev_1"
                 try await server.export([Self.device()], at: devicePath)

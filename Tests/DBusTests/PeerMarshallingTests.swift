@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// Every D-Bus type, both directions, against peers that do not share Tether's code: dbus-python (libdbus
@@ -65,7 +66,7 @@ extension DBusIntegrationTests {
         @Test func tetherCallsPythonWithEveryType() async throws {
             try await withPrivateBus { bus, connection in
                 let service = try await startPythonService(bus: bus, connection: connection)
-                defer { service.terminate() }
+                defer { service.kill() }
                 var values = Array(Self.expectedFromPython.values)
                 values += [
                     .variantDictionary(["RSSI": .int16(-61), "UUIDs": .strings(["0000180d-0000-1000-8000-00805f9b34fb"])]),
@@ -105,7 +106,7 @@ extension DBusIntegrationTests {
                     "objectpath '/org/bluez/hci0'", "signature 'a{sv}'", "['a', 'b']", "{'k': <uint32 1>}",
                     "(7, 'x')", "{uint16 76: <[byte 0x01, 0x02]>}", "[[byte 0x01], @ay []]", "<<int16 -2>>",
                 ]
-                let output = try await ExternalProcess.run(
+                let output = try await ChildProcess.run(
                     "/usr/bin/gdbus",
                     ["call", "--address", bus.address, "--dest", connection.uniqueName,
                      "--object-path", EchoObject.path.rawValue, "--method", "com.example.Echo.Typed"] + arguments)
@@ -132,18 +133,18 @@ extension DBusIntegrationTests {
 }
 
 /// Starts the dbus-python service and waits until it owns `com.example.Peer`.
-func startPythonService(bus: DBusPrivateBus, connection: DBusConnection) async throws -> ExternalProcess {
-    var started: ExternalProcess?
+func startPythonService(bus: DBusPrivateBus, connection: DBusConnection) async throws -> ChildProcess {
+    var started: ChildProcess?
     do {
         _ = try await awaitNameOwner("com.example.Peer", on: connection) {
             started = try PythonPeer.start(PeerScripts.service, [bus.address])
         }
     } catch {
         guard let started else { throw error }
-        started.terminate()
+        started.kill()
         let output = try await started.finish()
-        throw TimedOut(what: "the Python service to own its name: \(output.standardError)")
+        throw WaitTimeout(what: "the Python service to own its name: \(output.standardError)")
     }
-    guard let started else { throw TimedOut(what: "the Python service") }
+    guard let started else { throw WaitTimeout(what: "the Python service") }
     return started
 }

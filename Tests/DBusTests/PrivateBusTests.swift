@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// The private dbus-daemon helper that tests, the demo and the BlueZ simulator share.
@@ -13,14 +14,14 @@ extension DBusIntegrationTests {
             #expect(FileManager.default.fileExists(atPath: bus.socketPath))
 
             // A client that only knows "the system bus" (as bleak does) lands on the private bus.
-            let resolved = try DBusBusAddress.system.resolved(environment: bus.systemBusEnvironment)
+            let resolved = try DBusBusAddress.system.resolved(environment: ChildProcess.environment(bus.systemBusEnvironment))
             #expect(resolved == bus.address)
             let connection = try await DBusConnection.connect(to: .address(resolved))
             _ = try await connection.requestName("com.example.OnSystemBus")
-            let output = try await ExternalProcess.run(
+            let output = try await ChildProcess.run(
                 PythonPeer.interpreter,
                 ["-c", "import dbus; print('com.example.OnSystemBus' in dbus.SystemBus().list_names())"],
-                environment: bus.systemBusEnvironment)
+                environment: ChildProcess.environment(bus.systemBusEnvironment))
             #expect(output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "True", "\(output.standardError)")
             await connection.close()
         }

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 extension DBusIntegrationTests {
     /// Signal subscriptions: match rules on the bus, local routing per subscription, well-known senders, and
@@ -9,7 +10,7 @@ extension DBusIntegrationTests {
         @Test func eachSubscriptionSeesOnlyWhatItsRuleMatches() async throws {
             try await withPrivateBus { bus, connection in
                 let service = try await startPythonService(bus: bus, connection: connection)
-                defer { service.terminate() }
+                defer { service.kill() }
                 let peer = "com.example.Peer"
                 let byPeer = try await connection.signals(
                     matching: DBusMatchRule(sender: peer, interface: peer, member: "Pinged", path: "/peer"))
@@ -101,7 +102,7 @@ extension DBusIntegrationTests {
                 // dbus-send as an independent sender: Tether decodes what it emits. (--bus registers with the
                 // bus; --address would talk to it as a peer that never said Hello.)
                 let stream = try await connection.signals(matching: DBusMatchRule(interface: "com.example.Sent"))
-                let output = try await ExternalProcess.run(
+                let output = try await ChildProcess.run(
                     "/usr/bin/dbus-send",
                     ["--bus=\(bus.address)", "--type=signal", "/sent/here", "com.example.Sent.Thing",
                      "string:hello", "int16:-5", "array:byte:1,2,3", "dict:string:uint32:a,1,b,2", "variant:boolean:true"])

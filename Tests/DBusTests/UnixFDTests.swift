@@ -9,7 +9,7 @@ extension DBusIntegrationTests {
         @Test func tetherReceivesAndSendsDescriptorsToPython() async throws {
             try await withPrivateBus { bus, connection in
                 let service = try await startPythonService(bus: bus, connection: connection)
-                defer { service.terminate() }
+                defer { service.kill() }
                 let peer = "com.example.Peer"
                 #expect(connection.canPassUnixFDs, "Unix-socket buses negotiate fd passing")
 

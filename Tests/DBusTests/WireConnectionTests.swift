@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
+import TetherTestSupport
 
 /// `DBusWireConnection` against a real dbus-daemon, with libdbus connections (`DBusConnection`) as the peers:
 /// calls, errors, batched signal delivery, sender trust, rule removal, and the bus going away.

@@ -33,7 +33,7 @@ struct TetherdEndToEndTests {
             #expect(record["address"] as? String == "C0:54:45:00:10:01")
 
             // tetherd keeps the paired device connected and learns its serial once it names itself.
-            let connected = await system.eventually {
+            let connected = try await system.eventually {
                 let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
                 return devices.contains { $0["serial"] as? String == "TE00000001" && $0["state"] as? String == "connected" }
             }
@@ -53,14 +53,14 @@ struct TetherdEndToEndTests {
         do {
             let paired = try await system.tether(["pair", "C0:54:45:00:10:02"])
             #expect(paired.status == 0, "\(paired.standardError)")
-            let named = await system.eventually {
+            let named = try await system.eventually {
                 (try? await system.tether(["settings", "get", "TE00000002"]))?.status == 0
             }
             try #require(named, "\(system.log("tetherd.log"))")
 
             let set = try await system.tether(["settings", "set", "TE00000002", "led_brightness=40", "haptic_feedback=off"])
             #expect(set.status == 0, "\(set.standardError)")
-            let applied = await system.eventually {
+            let applied = try await system.eventually {
                 let settings = (try? await system.json(["settings", "get", "TE00000002"])) as? [String: Any] ?? [:]
                 return settings["desired.led_brightness"] as? Int == 40 && settings["reported.led_brightness"] as? Int == 40
                     && settings["reported.haptic_feedback"] as? Bool == false
@@ -85,7 +85,7 @@ struct TetherdEndToEndTests {
         do {
             let paired = try await system.tether(["pair", "C0:54:45:00:10:03"])
             #expect(paired.status == 0, "\(paired.standardError)")
-            let connected = await system.eventually {
+            let connected = try await system.eventually {
                 await system.simulator.devices[0].isConnected
             }
             try #require(connected)
@@ -93,7 +93,7 @@ struct TetherdEndToEndTests {
             #expect(recorded == 5)
 
             var dead: [[String: Any]] = []
-            let refused = await system.eventually {
+            let refused = try await system.eventually {
                 dead = (try? await system.json(["dead-letters", "list"])) as? [[String: Any]] ?? []
                 return !dead.isEmpty
             }
@@ -110,7 +110,7 @@ struct TetherdEndToEndTests {
             #expect(retry.status == 0, "\(retry.standardError)")
             #expect(retry.standardOutput == "requeued \(dead.count) dead letter\(dead.count == 1 ? "" : "s")\n")
 
-            let delivered = await system.eventually {
+            let delivered = try await system.eventually {
                 let status = (try? await system.json(["status"])) as? [String: Any] ?? [:]
                 let queue = ["outbox_pending", "outbox_in_flight", "outbox_failed", "outbox_dead"].map { status[$0] as? Int ?? -1 }
                 return status["events_stored"] as? Int == 5 && queue == [0, 0, 0, 0] && ((try? system.eventsOnServer()) ?? 0) == 5

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,23 +41,13 @@ import Glibc
     }
 
     /// `dbus-send` as user `nobody` (uid 65534, no supplementary groups); returns its exit status and output.
-    static func callAsNobody(bus: String, member: String, arguments: [String] = [], in directory: TemporaryDirectory) async throws -> (Int32, String) {
-        let log = directory.file("dbus-send-\(member).log")
-        let pid = try DaemonProcess.spawn(
+    static func callAsNobody(bus: String, member: String, arguments: [String] = []) async throws -> (Int32, String) {
+        let result = try await ChildProcess.run(
             "/usr/bin/setpriv",
-            arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/dbus-send", "--bus=\(bus)", "--print-reply",
-                        "--dest=io.tether.Gateway", "/io/tether/Gateway", "io.tether.Gateway1.\(member)"] + arguments,
-            environment: [:], log: log)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                return ((status >> 8) & 0xff, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        kill(pid, SIGKILL)
-        throw DaemonTestError("dbus-send as nobody did not finish")
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/dbus-send", "--bus=\(bus)", "--print-reply",
+             "--dest=io.tether.Gateway", "/io/tether/Gateway", "io.tether.Gateway1.\(member)"] + arguments,
+            timeout: .seconds(60))
+        return (result.status, result.standardOutput + result.standardError)
     }
 
     @Test func anotherUserMayReadButNotChange() async throws {
@@ -68,14 +59,10 @@ import Glibc
         let socketPath = directory.file("system_bus_socket")
         let configuration = try directory.write("bus.conf", Self.busConfiguration(socket: socketPath))
         let busLog = directory.file("dbus-daemon.log")
-        let busPID = try DaemonProcess.spawn(
-            "/usr/bin/dbus-daemon", arguments: ["--config-file=\(configuration)", "--nofork", "--nopidfile"], environment: [:], log: busLog)
-        defer {
-            kill(busPID, SIGKILL)
-            var status: Int32 = 0
-            waitpid(busPID, &status, 0)
-        }
-        try await waitUntil("the bus socket; log:\n\((try? String(contentsOfFile: busLog, encoding: .utf8)) ?? "")") {
+        let bus = try ChildProcess(
+            "/usr/bin/dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile"], output: .file(busLog))
+        defer { bus.kill() }
+        try await waitUntil("the bus socket; log:\n\(bus.standardOutput)", seconds: 60, every: .milliseconds(100)) {
             FileManager.default.fileExists(atPath: socketPath)
         }
         let address = "unix:path=\(socketPath)"
@@ -98,16 +85,16 @@ import Glibc
         // Root may call a mutating method: it reaches tetherd, which answers on its own terms.
         #expect(try await client.call("RetryDeadLetter", [.string("*")]) == [.uint32(0)])
 
-        let (readStatus, readOutput) = try await Self.callAsNobody(bus: address, member: "GetStatus", in: directory)
+        let (readStatus, readOutput) = try await Self.callAsNobody(bus: address, member: "GetStatus")
         #expect(readStatus == 0, "\(readOutput)")
         #expect(readOutput.contains("events_stored"))
 
         let (writeStatus, writeOutput) = try await Self.callAsNobody(
-            bus: address, member: "RetryDeadLetter", arguments: ["string:*"], in: directory)
+            bus: address, member: "RetryDeadLetter", arguments: ["string:*"])
         #expect(writeStatus != 0)
         #expect(writeOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(writeOutput)")
 
-        let (scanStatus, scanOutput) = try await Self.callAsNobody(bus: address, member: "StartScan", in: directory)
+        let (scanStatus, scanOutput) = try await Self.callAsNobody(bus: address, member: "StartScan")
         #expect(scanStatus != 0)
         #expect(scanOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(scanOutput)")
 

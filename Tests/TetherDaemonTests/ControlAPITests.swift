@@ -7,6 +7,7 @@ import Testing
 import TetherStore
 import TetherPrimitives
 import TetherSettings
+import TetherTestSupport
 
 /// io.tether.Gateway1 on a private bus, served by a real tetherd process whose devices are tether-sim's.
 @Suite(.serialized) struct ControlAPITests {
@@ -35,7 +36,7 @@ import TetherSettings
             #expect(status["storage"]?.stringValue == "ok")
             #expect((status["database_bytes"]?.int64Value ?? 0) > 0)
             #expect(status["outbox_oldest_pending_age"] == nil)  // no value: left out
-            try await waitUntil("BlueZ seen by the gateway") {
+            try await waitUntil("BlueZ seen by the gateway", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 try await bed.client.status()["bluez_available"]?.boolValue == true
             }
             try await bed.stopDaemon()
@@ -51,7 +52,7 @@ import TetherSettings
             try await bed.waitUntilConnected(["TS00000001"])
 
             // The device reports its configuration on connect (GET_CONFIG → CONFIG_DATA).
-            try await waitUntil("reported settings") {
+            try await waitUntil("reported settings", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 try await bed.client.record("GetSettings", [.string("TS00000001")])["reported.sensitivity"] != nil
             }
             let before = try await bed.client.record("GetSettings", [.string("TS00000001")])
@@ -63,7 +64,7 @@ import TetherSettings
             #expect(changed["desired.haptic_feedback"]?.boolValue == false)
 
             // The connected device receives SET_CONFIG and reports the desired version back.
-            try await waitUntil("the device to confirm the settings") {
+            try await waitUntil("the device to confirm the settings", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 let settings = try await bed.client.record("GetSettings", [.string("TS00000001")])
                 return settings["confirmed"]?.boolValue == true && settings["reported.sensitivity"]?.uint32Value == newSensitivity
                     && settings["reported.haptic_feedback"]?.boolValue == false
@@ -212,7 +213,7 @@ import TetherSettings
                 interface: "io.tether.Gateway1", member: "ScanResult", path: "/io/tether/Gateway"))
             let deviceSignals = try await bed.connection.signals(matching: DBusMatchRule(
                 interface: "io.tether.Gateway1", member: "DeviceChanged", path: "/io/tether/Gateway"))
-            try await waitUntil("BlueZ seen by the gateway") {
+            try await waitUntil("BlueZ seen by the gateway", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 try await bed.client.status()["bluez_available"]?.boolValue == true
             }
             _ = try await bed.client.call("StartScan")
@@ -220,7 +221,7 @@ import TetherSettings
             let first = try await within(.seconds(60), "a ScanResult signal") { await scanSignals.first { _ in true } }
             let seen = try #require(first?.arguments.first?.variantDictionaryValue)
             #expect(seen["address"]?.stringValue?.hasPrefix("C0:54:45:00:00:") == true)
-            try await waitUntil("both devices in the scan results") {
+            try await waitUntil("both devices in the scan results", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 let results = try await bed.client.records("ListScanResults")
                 return Set(results.compactMap { $0["address"]?.stringValue }) == ["C0:54:45:00:00:01", "C0:54:45:00:00:02"]
             }
@@ -255,7 +256,7 @@ import TetherSettings
             let device = try await bed.client.record("GetDevice", [.string("TS00000001")])
             #expect(device["pairing_state"]?.stringValue == "unpaired")
             #expect(device["paired"]?.boolValue == false)
-            try await waitUntil("the device to be disconnected and unbonded") {
+            try await waitUntil("the device to be disconnected and unbonded", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 let statistics = try await bed.statistics(DaemonTestBed.justWorks)
                 return statistics["connected"]?.boolValue == false && statistics["paired"]?.boolValue == false
             }

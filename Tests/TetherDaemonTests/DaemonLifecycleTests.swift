@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -52,7 +53,7 @@ import FoundationNetworking
             _ = try await bed.pair(DaemonTestBed.justWorks)
             try await bed.waitUntilConnected(["TS00000001"])
             #expect(try await bed.recordHits(DaemonTestBed.justWorks, 5) == 5)
-            try await waitUntil("events stored and sampled") {
+            try await waitUntil("events stored and sampled", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 let metrics = try await Self.get("http://127.0.0.1:\(port)/metrics").body
                 return metrics.contains("tether_events_stored 5")
             }

@@ -6,6 +6,7 @@ import LinkProtocol
 import Synchronization
 import Testing
 import TetherStore
+import TetherTestSupport
 
 /// SIGTERM the real tetherd while simulated devices stream events: afterwards every event a device forgot (it
 /// heard the ACK) is in the database exactly once — nothing was ACKed before its commit — and once tetherd runs
@@ -49,7 +50,7 @@ import TetherStore
                     try? await Task.sleep(for: .milliseconds(20))
                 }
             }
-            try await waitUntil("events committed while streaming") {
+            try await waitUntil("events committed while streaming", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 (try await bed.client.status()["events_stored"]?.uint64Value ?? 0) >= 60
             }
 
@@ -85,7 +86,7 @@ import TetherStore
 
             // tetherd again: the devices reconnect (paired in the registry) and deliver what they still hold.
             try await bed.startDaemon()
-            try await waitUntil("every device to hand over every event", timeout: .seconds(120)) {
+            try await waitUntil("every device to hand over every event", seconds: 120, every: .milliseconds(100), retryingErrors: true) {
                 for device in devices where await device.unacknowledgedEvents > 0 { return false }
                 return true
             }

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TetherServer
 import TetherSyncTesting
+import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +31,7 @@ import Glibc
                 _ = try await bed.pair(DaemonTestBed.justWorks)
                 try await bed.waitUntilConnected(["TS00000001"])
                 #expect(try await bed.recordHits(DaemonTestBed.justWorks, 12) == 12)
-                try await waitUntil("12 events stored") {
+                try await waitUntil("12 events stored", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                     (try await bed.client.status()["events_stored"]?.uint64Value ?? 0) >= 12
                 }
 
@@ -39,10 +40,10 @@ import Glibc
                 #expect(status["last_sync_result"]?.stringValue == "ok", "\(status)")
                 #expect(status["last_sync_at"]?.int64Value != nil)
                 // New events also trigger syncs by themselves; wait for the backend to hold all twelve.
-                try await waitUntil("the backend to hold every event") {
+                try await waitUntil("the backend to hold every event", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                     try await server.store.statistics(tenant: "home").events == 12
                 }
-                try await waitUntil("the outbox to drain") {
+                try await waitUntil("the outbox to drain", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                     try await bed.client.status()["outbox_pending"]?.uint32Value == 0
                 }
 

@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import TetherGateway
 import Testing
+import TetherTestSupport
 
 /// The gateway says BlueZ is available (status, `pair`'s check, `waitUntilReady`) only once its Agent1 question
 /// is settled: registered, or refused with the reason shown. Before, a `Pair` between reading BlueZ's objects and

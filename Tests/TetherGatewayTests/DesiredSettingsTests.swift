@@ -7,6 +7,7 @@ import TetherStore
 import Testing
 import TetherPrimitives
 import TetherSettings
+import TetherTestSupport
 
 /// Desired settings reach the device and its report comes back into the store (link protocol §7.11), whether the
 /// change is made while the device is connected or while its link is down.

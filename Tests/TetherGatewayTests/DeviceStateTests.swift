@@ -2,6 +2,7 @@ import BlueZSimulator
 import BlueZTestSupport
 import TetherGateway
 import Testing
+import TetherTestSupport
 
 /// One definition of a device's state: `devices()` (tether devices) and `status().devicesConnected` (tether status)
 /// are read from the same place, so they never disagree. They did: the list showed the supervisor's phase

@@ -7,6 +7,7 @@ import Synchronization
 import TetherGateway
 import TetherStore
 import Testing
+import TetherTestSupport
 
 /// The control-API side of the gateway against tether-sim: pairing through the agent with the caller's answers,
 /// scanning, forgetting, and recovering from BlueZ's InProgress.

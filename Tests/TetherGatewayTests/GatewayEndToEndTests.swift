@@ -7,6 +7,7 @@ import LinkProtocol
 import TetherGateway
 import TetherStore
 import Testing
+import TetherTestSupport
 
 /// The gateway against tether-sim: pairing, connecting, events stored exactly once through faults, the ACK
 /// discipline, storage full and graceful shutdown.

@@ -8,6 +8,7 @@ import Synchronization
 import TetherGateway
 import TetherStore
 import Testing
+import TetherTestSupport
 
 /// A gateway on a private bus with tether-sim: a real dbus-daemon, the simulator's firmware, a real SQLite file.
 struct GatewayHarness {

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import TetherGateway
 import Testing
+import TetherTestSupport
 
 /// Many connect/disconnect cycles and bluetoothd restarts against one running gateway: afterwards no descriptor
 /// is leaked, memory has not grown beyond a bound, no task is left over, and every event is stored once.

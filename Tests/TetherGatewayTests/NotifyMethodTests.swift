@@ -4,6 +4,7 @@ import DBus
 import Synchronization
 import TetherGateway
 import Testing
+import TetherTestSupport
 
 /// How TX notifications are subscribed when BlueZ refuses AcquireNotify for a device (link protocol §2.2:
 /// subscribe before HELLO): "auto" falls back to StartNotify for that device; "AcquireNotify only"

@@ -5,6 +5,7 @@ import Foundation
 import Testing
 @testable import TetherGateway
 import TetherStore
+import TetherTestSupport
 
 @Suite("Peripheral kinds end to end: classified from the services tether-sim offers, recorded, unsupported let go")
 struct PeripheralKindTests {

@@ -7,6 +7,7 @@ import Foundation
 import Synchronization
 import TetherGateway
 import Testing
+import TetherTestSupport
 
 /// `SupervisorDriver` on its own — the I/O edge of the connection supervisor — against tether-sim on a private
 /// dbus-daemon, with the supervisor's clock in the test's hand: nothing the supervisor schedules happens until

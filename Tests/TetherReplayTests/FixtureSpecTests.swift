@@ -4,6 +4,7 @@ import LinkProtocol
 import TetherPrimitives
 @testable import TetherReplay
 import TetherSettings
+import TetherTestSupport
 
 /// The fixtures against statements that do not come from the code they check (Firmware-fixtures/README.md):
 /// `tools/linkspec.py` reads every transcript by docs/specs/link-protocol.md alone and holds it against the hand-written
@@ -20,16 +21,9 @@ struct FixtureSpecTests {
 
     @Test("the independent Python reading of the spec accepts every transcript, its spec file and its pinned hash")
     func independentReading() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "\(Self.directory)/tools/linkspec.py", "check", Self.directory]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "linkspec.py check failed:\n\(output)")
+        let result = try ChildProcess.runBlocking("/usr/bin/env", ["python3", "\(Self.directory)/tools/linkspec.py", "check", Self.directory])
+        let output = result.standardOutput + result.standardError
+        #expect(result.status == 0, "linkspec.py check failed:\n\(output)")
         // It must have read the transcripts, not found an empty directory.
         #expect(output.contains("linkspec: \(Self.transcripts.count) transcripts, 0 failures"), "\(output)")
     }

@@ -6,22 +6,17 @@ import SyncContract
 import Testing
 import TetherServer
 import TetherSyncTesting
+import TetherTestSupport
 
 /// A self-signed certificate for 127.0.0.1, made with the openssl command.
 func makeCertificate(in directory: String) throws -> (certificate: String, key: String) {
     let certificate = directory + "/cert.pem"
     let key = directory + "/key.pem"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    process.arguments = [
+    let openssl = try ChildProcess.runBlocking("/usr/bin/openssl", [
         "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+    ])
+    guard openssl.status == 0 else { throw ChildProcess.Failure("openssl: \(openssl.standardError)") }
     return (certificate, key)
 }
 

@@ -1,24 +1,13 @@
 import Foundation
 import Testing
 import TetherStoreSimulation
+import TetherTestSupport
 
 @Suite("Crash: a gateway SIGKILLed at random moments loses nothing and stores nothing twice")
 struct CrashTests {
-    /// `tether-store-crashtest`, built next to this test bundle (or named by TETHER_CRASHTEST_BINARY).
-    static var gatewayExecutable: String? {
-        let environment = ProcessInfo.processInfo.environment
-        if let path = environment["TETHER_CRASHTEST_BINARY"] { return path }
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [products, products.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("tether-store-crashtest").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
-
     @Test("every event the firmware saw ACKed is stored exactly once; the rest arrive after the last kill", .timeLimit(.minutes(6)))
     func killedAtRandomMoments() throws {
-        let gatewayExecutable = try #require(Self.gatewayExecutable, "tether-store-crashtest was not built next to the tests")
+        let gatewayExecutable = try BuiltProducts.require("tether-store-crashtest", override: "TETHER_CRASHTEST_BINARY")
         let directory = try TemporaryDirectory()
         let environment = ProcessInfo.processInfo.environment
         var configuration = CrashDriver.Configuration(

@@ -6,60 +6,37 @@ import TetherServer
 import TetherStore
 import TetherSync
 import TetherSyncTesting
+import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `tether-server` as a child process, so a test can SIGKILL it mid-batch.
 final class ServerProcess {
-    let pid: pid_t
+    let child: ChildProcess
     let port: Int
-    let log: String
-
-    static var executable: String? {
-        if let path = ProcessInfo.processInfo.environment["TETHER_SERVER_BINARY"] { return path }
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [products, products.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("tether-server").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
 
     /// Starts `tether-server serve` and waits (bounded) for its "listening on" line.
     init(arguments: [String], log: String) async throws {
-        let binary = try #require(Self.executable, "tether-server was not built next to the tests")
-        self.log = log
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = ([binary, "serve"] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { throw CocoaError(.executableLoad) }
-        self.pid = pid
-        let deadline = ContinuousClock.now + .seconds(30)
+        let binary = try BuiltProducts.require("tether-server", override: "TETHER_SERVER_BINARY")
+        let child = try ChildProcess(binary, ["serve"] + arguments, output: .file(log))
+        self.child = child
         var port: Int?
-        while port == nil, ContinuousClock.now < deadline {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            port = text.split(separator: "\n").last { $0.hasPrefix("listening on ") }.flatMap { Int($0.split(separator: ":").last ?? "") }
-            if port == nil { try await Task.sleep(for: .milliseconds(50)) }
+        try await waitUntil("tether-server to listen", seconds: 30, every: .milliseconds(50)) {
+            // The last such line: a restarted server appends to the same log.
+            port = child.standardOutput.split(separator: "\n").last { $0.hasPrefix("listening on ") }
+                .flatMap { Int($0.split(separator: ":").last ?? "") }
+            return port != nil || !child.isRunning
         }
-        self.port = try #require(port, "tether-server did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        self.port = try #require(port, "tether-server did not start: \(child.standardOutput)")
     }
 
-    func kill() {
-        _ = Glibc.kill(pid, SIGKILL)
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
-    }
+    func kill() { child.kill() }
 
-    func terminate() {
-        _ = Glibc.kill(pid, SIGTERM)
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
+    /// SIGTERM, and wait (bounded) for the exit.
+    func terminate() async throws {
+        child.signal(SIGTERM)
+        try await child.wait(timeout: .seconds(60))
     }
 }
 
@@ -104,7 +81,7 @@ struct RestartTests {
             reports.append(report)
             if report.succeeded, try Outbox(database: gateway.database).counts().total == 0 { break }
         }
-        server.terminate()
+        try await server.terminate()
         await engine.shutdown()
         #expect(reports.last?.succeeded == true)
         let statistics = try await tokenStore.statistics(tenant: "home")

@@ -7,6 +7,7 @@ import TetherServer
 import TetherStore
 import TetherSync
 import TetherSyncTesting
+import TetherTestSupport
 import TetherPrimitives
 import TetherSettings
 

@@ -5,6 +5,7 @@ import TetherServer
 import TetherStore
 import TetherSync
 import TetherSyncTesting
+import TetherTestSupport
 
 @Suite("sync over HTTPS with a configured CA")
 struct TLSSyncTests {
@@ -14,11 +15,11 @@ struct TLSSyncTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        let openssl = try Subprocess.run("/usr/bin/openssl", [
+        let openssl = try ChildProcess.runBlocking("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
         ])
-        try #require(openssl.status == 0, "openssl: \(openssl.output)")
+        try #require(openssl.status == 0, "openssl: \(openssl.standardOutput)\(openssl.standardError)")
         try await withSync(configureServer: { $0.tls = .init(certificatePath: certificate, privateKeyPath: key) }) { setup in
             try setup.gateway.storeEvents(20, devices: 1)
             let untrusting = try setup.engine()

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import TetherTestSupport
 
 /// Starts a private dbus-daemon and one Tether connection on it, and tears both down after `body`.
 func withPrivateBus<Result>(
@@ -19,11 +20,6 @@ func withPrivateBus<Result>(
         await connection.close()
         throw error
     }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "Timed out waiting for \(what)" }
 }
 
 /// The first `count` elements of `stream` that satisfy `predicate`, failing after `timeout` (and then saying
@@ -55,33 +51,13 @@ func collect<Element: Sendable>(
     }
     let elements = collected.elements.withLock { $0 }
     guard complete else {
-        throw TimedOut(what: "\(count) element(s); received \(elements.count): \(elements)")
+        throw WaitTimeout(what: "\(count) element(s); received \(elements.count): \(elements)")
     }
     return elements
 }
 
 private final class Collected<Element: Sendable>: Sendable {
     let elements = Mutex<[Element]>([])
-}
-
-/// Runs `body`, failing if it takes longer than `timeout` (a bounded wait on something that should happen).
-func within<Result: Sendable>(
-    _ timeout: Duration,
-    _ what: String,
-    _ body: @escaping @Sendable () async throws -> Result
-) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let result = first else {
-            throw TimedOut(what: what)
-        }
-        return result
-    }
 }
 
 /// Waits until `name` has an owner, having subscribed before `start` is called so the change cannot be missed.
@@ -94,7 +70,7 @@ func awaitNameOwner(
     let changes = try await connection.nameOwnerChanges(of: name)
     try start()
     let change = try await collect(1, from: changes, timeout: timeout) { $0.newOwner != nil }
-    guard let owner = change.first?.newOwner else { throw TimedOut(what: "an owner of \(name)") }
+    guard let owner = change.first?.newOwner else { throw WaitTimeout(what: "an owner of \(name)") }
     return owner
 }
 

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import TetherTestSupport
 
 /// dbus-python scripts that act as D-Bus peers Tether does not implement.
 ///
@@ -9,24 +10,17 @@ import Foundation
 enum PythonPeer {
     static let interpreter = "/usr/bin/python3"
 
-    /// Writes `script` to a temporary file and runs it with `arguments`, to completion.
+    /// Runs `script` with `arguments`, to completion.
     static func run(_ script: String, _ arguments: [String], timeout: Duration = .seconds(30)) async throws
-        -> ExternalProcess.Output
+        -> ChildProcess.Result
     {
         try await start(script, arguments).finish(timeout: timeout)
     }
 
-    /// Starts `script` and leaves it running (the caller finishes or terminates it).
-    static func start(_ script: String, _ arguments: [String]) throws -> ExternalProcess {
-        let path = try write(script)
-        return try ExternalProcess(interpreter, [path] + arguments, temporaryFiles: [path])
-    }
-
-    private static func write(_ script: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory
-            .appendingPathComponent("tether-dbus-peer-\(UUID().uuidString).py").path
-        try (common + script).write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+    /// Starts `script` and leaves it running (the caller finishes or kills it). The script goes on the command line
+    /// (`python3 -c`), so there is no file to clean up; `sys.argv[1:]` are still the arguments.
+    static func start(_ script: String, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(interpreter, ["-c", common + script] + arguments)
     }
 
     /// Shared by every script: imports, the GLib main loop, `describe()`.

@@ -86,21 +86,3 @@ public struct SimulatedBlueZ: Sendable {
         adapter.appending("dev_" + address.uppercased().replacingOccurrences(of: ":", with: "_"))
     }
 }
-
-/// Waits until `condition` holds, checking every 20 ms, at most `seconds` (generous: the build machines are
-/// shared). Throws `WaitTimeout` naming what was awaited.
-public func waitUntil(
-    _ what: String, seconds: Double = 20, _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    throw WaitTimeout(what: what)
-}
-
-public struct WaitTimeout: Error, CustomStringConvertible {
-    public let what: String
-    public var description: String { "timed out waiting for \(what)" }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Synchronization
+import TetherTestSupport
 
 /// A throwaway PostgreSQL cluster from Debian's binaries (`apt-get install postgresql`): `initdb` into a
 /// temporary directory, `pg_ctl start` listening on a Unix socket only, stopped and deleted at process exit.
@@ -122,20 +123,20 @@ public final class PostgresCluster: Sendable {
     @discardableResult
     func run(_ tool: String, _ arguments: [String]) throws -> String {
         let path = "\(binDirectory)/\(tool)"
-        let result: (status: Int32, output: String)
+        let result: ChildProcess.Result
         do {
             if let runAs {
-                result = try Subprocess.run("/usr/sbin/runuser", ["-u", runAs, "--", path] + arguments, directory: directory)
+                result = try ChildProcess.runBlocking("/usr/sbin/runuser", ["-u", runAs, "--", path] + arguments, directory: directory)
             } else {
-                result = try Subprocess.run(path, arguments, directory: directory)
+                result = try ChildProcess.runBlocking(path, arguments, directory: directory)
             }
         } catch {
             throw StartFailed(description: "\(tool) could not be run: \(error)")
         }
         guard result.status == 0 else {
-            throw StartFailed(description: "\(tool) failed (\(result.status)): \(result.output.suffix(2000))")
+            throw StartFailed(description: "\(tool) failed (\(result.status)): \((result.standardOutput + result.standardError).suffix(2000))")
         }
-        return result.output
+        return result.standardOutput
     }
 
     /// `TETHER_POSTGRES_BIN` names the directory of the server binaries (a PostgreSQL outside Debian's layout); it

@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import Glibc
 import GRDB
+import TetherTestSupport
 
 /// The real system on one private bus, for the CLI's end-to-end tests: a dbus-daemon, the BlueZ simulator,
 /// `tether-server` on SQLite and `tetherd` (both the built executables), with the `tether` CLI run against it.
@@ -37,17 +38,8 @@ final class TetherdSystem: @unchecked Sendable {
         return system
     }
 
-    static func executable(_ name: String) throws -> String {
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [products, products.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent(name).path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        throw SystemError("\(name) was not built next to the tests")
-    }
-
     private func startServer(faults: String?) async throws {
-        let server = try Self.executable("tether-server")
+        let server = try BuiltProducts.require("tether-server")
         serverDatabase = directory + "/server.sqlite"
         let token = try await TetherProcess.run(
             ["token", "create", "--db", serverDatabase, "--tenant", "e2e", "--gateway", "gw", "--output", directory + "/sync.token"],
@@ -90,15 +82,16 @@ final class TetherdSystem: @unchecked Sendable {
             """
         try configuration.write(toFile: directory + "/tether.toml", atomically: true, encoding: .utf8)
         let daemon = try BackgroundProcess(
-            try Self.executable("tetherd"), ["--config", directory + "/tether.toml"], log: directory + "/tetherd.log")
+            try BuiltProducts.require("tetherd"), ["--config", directory + "/tether.toml"], log: directory + "/tetherd.log")
         children.append(daemon)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if try await tether(["status", "--json"]).status == 0 { return }
-            guard daemon.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(200))
+        do {
+            try await waitUntil("tetherd to answer", seconds: 60, every: .milliseconds(200)) {
+                guard daemon.isRunning else { throw SystemError("tetherd exited") }
+                return try await tether(["status", "--json"]).status == 0
+            }
+        } catch {
+            throw SystemError("tetherd did not come up (\(error)): \(log("tetherd.log"))")
         }
-        throw SystemError("tetherd did not come up: \(log("tetherd.log"))")
     }
 
     /// Runs the `tether` CLI against this system's bus.
@@ -113,14 +106,14 @@ final class TetherdSystem: @unchecked Sendable {
         return try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))
     }
 
-    /// Polls `condition` every 250 ms until it holds or `timeout` passes; returns whether it held.
-    func eventually(timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(250))
+    /// Polls `condition` every 250 ms until it holds or 60 s pass; returns whether it held (for `#expect`).
+    func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        do {
+            try await waitUntil("a condition", seconds: 60, every: .milliseconds(250), condition)
+            return true
+        } catch is WaitTimeout {
+            return false
         }
-        return try await condition()
     }
 
     /// Consumption events on tether-server, read from its SQLite file.
@@ -147,43 +140,32 @@ final class TetherdSystem: @unchecked Sendable {
     }
 }
 
-/// A long-running child with its output in a log file; SIGKILLed when done (a child started from a Swift
-/// concurrency thread inherits a mask that blocks SIGTERM).
-final class BackgroundProcess: @unchecked Sendable {
-    private let process = Process()
+/// A long-running child with its output in a log file; SIGKILLed when done.
+final class BackgroundProcess: Sendable {
+    let child: ChildProcess
     let logPath: String
 
     init(_ executable: String, _ arguments: [String], log: String) throws {
         logPath = log
-        FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        try? handle.close()
+        child = try ChildProcess(executable, arguments, output: .file(log))
     }
 
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { child.isRunning }
 
     func waitForLine(startingWith prefix: String, timeout: Duration) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) { return String(line) }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
+        var line: String?
+        do {
+            try await waitUntil("a line '\(prefix)…'", seconds: Double(timeout.components.seconds), every: .milliseconds(100)) {
+                line = child.standardOutput.split(separator: "\n").first { $0.hasPrefix(prefix) }.map(String.init)
+                return line != nil || !child.isRunning
+            }
+        } catch is WaitTimeout {}
+        guard let line else {
+            throw TetherdSystem.SystemError(
+                "no line '\(prefix)…' from \((child.executable as NSString).lastPathComponent): \(child.standardOutput.suffix(2000))")
         }
-        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        throw TetherdSystem.SystemError("no line '\(prefix)…' from \(process.executableURL?.lastPathComponent ?? "?"): \(text.suffix(2000))")
+        return line
     }
 
-    func kill() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    func kill() { child.kill() }
 }

@@ -2,6 +2,7 @@ import BlueZSimulator
 import DBus
 import Foundation
 import Testing
+import TetherTestSupport
 
 /// A private bus with tether-sim (in this process) and a real `tetherd` child process on it, as the demo runs
 /// them: BlueZ and the control API on the same private bus, the database in a temporary directory.
@@ -81,7 +82,7 @@ final class DaemonTestBed: @unchecked Sendable {
     }
 
     func waitUntilConnected(_ serials: [String]) async throws {
-        try await waitUntil("\(serials) connected; log:\n\(daemon?.logText ?? "")") {
+        try await waitUntil("\(serials) connected; log:\n\(daemon?.logText ?? "")", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
             let devices = try await client.devices()
             return serials.allSatisfy { devices[$0]?["state"]?.stringValue == "connected" }
         }

@@ -1,4 +1,5 @@
 import DBus
+import TetherTestSupport
 
 /// Calls io.tether.Gateway1 the way the CLI does, for tests.
 struct GatewayClient {
@@ -29,7 +30,7 @@ struct GatewayClient {
 
     /// Waits until the daemon owns io.tether.Gateway and answers GetStatus.
     func waitForDaemon(_ daemon: DaemonProcess) async throws {
-        try await waitUntil("tetherd on the bus; log:\n\(daemon.logText)") {
+        try await waitUntil("tetherd on the bus; log:\n\(daemon.logText)", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
             _ = try await status()
             return true
         }

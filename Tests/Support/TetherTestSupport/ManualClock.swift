@@ -1,7 +1,9 @@
 import Synchronization
 
-/// A clock that moves only when told: `advance(by:)` wakes the sleepers whose deadline has come, in deadline
-/// order. For the sync service's interval and backoff timers in tests.
+/// A clock that moves only when told (swift-nio's `EmbeddedEventLoop.advanceTime(by:)`): `advance(by:)` wakes the
+/// sleepers whose deadline has come, in deadline order. A deadline already reached returns at once; cancelling a
+/// sleeping task ends its sleep by throwing, as `Task.sleep` does. For the sync service's interval and backoff timers
+/// and the gateway's supervisor clock in tests.
 public final class ManualClock: Clock, Sendable {
     public struct Instant: InstantProtocol, Hashable, Sendable {
         public var offset: Duration
@@ -38,6 +40,9 @@ public final class ManualClock: Clock, Sendable {
     /// The earliest deadline anyone sleeps until.
     public var nextDeadline: Instant? { state.withLock { $0.sleepers.map(\.deadline).min() } }
 
+    /// The deadlines of the sleeps still waiting for the clock, earliest first.
+    public var pendingDeadlines: [Instant] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
+
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let id = state.withLock { state in
             state.nextID += 1
@@ -65,8 +70,13 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves time forward and wakes every sleeper whose deadline has come.
     public func advance(by duration: Duration) {
+        advance(to: now.advanced(by: duration))
+    }
+
+    /// Moves time forward to `instant` (never back) and wakes every sleeper whose deadline has come.
+    public func advance(to instant: Instant) {
         let due = state.withLock { state -> [Sleeper] in
-            state.now = state.now.advanced(by: duration)
+            state.now = max(state.now, instant)
             let now = state.now
             let due = state.sleepers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
             state.sleepers.removeAll { $0.deadline <= now }
