@@ -32,7 +32,7 @@ let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
 // MARK: - 1. Core: sans-I/O, deterministic, no I/O of their own
 
 let core: [Target] = [
-    // Bytes (a bounds-checked reader and a writer, either byte order), time (`LinkInstant`, the wall clock that the
+    // Bytes (a bounds-checked reader and a writer, either byte order), time (`Timestamp`, the wall clock that the
     // edges read) and seeded randomness: the primitives every other module shares, each defined once.
     .target(name: "TetherPrimitives", path: "Sources/Core/TetherPrimitives"),
 

@@ -12,7 +12,7 @@ struct SessionHarness {
     var deviceSequence: UInt16 = 0
     var sent: [(header: FrameHeader, message: LinkMessage?)] = []
     var persists: [PersistBatch] = []
-    var timers: [LinkTimer: LinkInstant] = [:]
+    var timers: [LinkTimer: Timestamp] = [:]
     var reports: [LinkReport] = []
     var disconnects: [DisconnectReason] = []
     var writes: [[UInt8]] = []

@@ -47,8 +47,8 @@ func decodeAll(_ values: [[UInt8]], stallAtEnd: Bool = false) -> (frames: [Frame
     return (frames, errors)
 }
 
-let t0 = LinkInstant(nanoseconds: 1_793_520_000_000_000_000)
+let t0 = Timestamp(nanoseconds: 1_793_520_000_000_000_000)
 
-extension LinkInstant {
-    func plus(milliseconds: Int64) -> LinkInstant { advanced(by: .milliseconds(milliseconds)) }
+extension Timestamp {
+    func plus(milliseconds: Int64) -> Timestamp { advanced(by: .milliseconds(milliseconds)) }
 }

@@ -5,7 +5,7 @@ import TetherPrimitives
 @Suite("Device clock model (§9)")
 struct TimeModelTests {
     /// A device clock running `ppm` fast, booted at `boot`: what it reads at true time `instant`.
-    static func ticks(at instant: LinkInstant, bootedAt boot: LinkInstant, ppm: Double) -> Int64 {
+    static func ticks(at instant: Timestamp, bootedAt boot: Timestamp, ppm: Double) -> Int64 {
         Int64((Double(instant.nanoseconds - boot.nanoseconds) / 1e6 * (1 + ppm / 1e6)).rounded(.down))
     }
 

@@ -24,7 +24,7 @@ struct DesiredSettingsTests {
         var random = SystemRandomNumberGenerator()
         let change = try harness.storage.settings.changeDesired(
             serial: GatewayHarness.serial(1), to: DeviceSettings(sensitivity: sensitivity, ledBrightness: 25),
-            by: .technician, at: LinkInstant(nanoseconds: 1), using: &random)
+            by: .technician, at: Timestamp(nanoseconds: 1), using: &random)
         return change.configToApply?.version
     }
 

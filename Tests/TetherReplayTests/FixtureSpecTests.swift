@@ -131,7 +131,7 @@ struct FixtureSpecTests {
         }
         let (_, writes) = replayer.replayRecordingWrites()
         var recorded: [Int: [UInt8]] = [:]
-        var ends: [Int: LinkInstant] = [:]
+        var ends: [Int: Timestamp] = [:]
         var connection = 0
         for entry in transcript.entries {
             switch entry.event {

@@ -54,7 +54,7 @@ struct TranscriptBoundsTests {
 
     @Test("a UTC time past what 64-bit nanoseconds hold parses to nil, not a trap")
     func utcOverflow() {
-        #expect(UTCFormat.parseISO8601("2262-04-11T23:47:16.854775807Z") == LinkInstant(nanoseconds: .max))
+        #expect(UTCFormat.parseISO8601("2262-04-11T23:47:16.854775807Z") == Timestamp(nanoseconds: .max))
         #expect(UTCFormat.parseISO8601("2262-04-11T23:47:16.854775808Z") == nil)
         #expect(UTCFormat.parseISO8601("9999-12-31T23:59:59Z") == nil)
         #expect(UTCFormat.parseISO8601("0000-01-01T00:00:00Z") == nil)

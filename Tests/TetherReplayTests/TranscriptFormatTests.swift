@@ -79,9 +79,9 @@ struct TranscriptFormatTests {
 
     @Test("UTC formatting agrees with known instants")
     func utc() {
-        #expect(UTCFormat.iso8601(LinkInstant(nanoseconds: 0)) == "1970-01-01T00:00:00.000Z")
-        #expect(UTCFormat.iso8601(LinkInstant(nanoseconds: 951_782_400_123_000_000)) == "2000-02-29T00:00:00.123Z")
-        #expect(UTCFormat.parseISO8601("2000-02-29T00:00:00.123Z") == LinkInstant(nanoseconds: 951_782_400_123_000_000))
+        #expect(UTCFormat.iso8601(Timestamp(nanoseconds: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(UTCFormat.iso8601(Timestamp(nanoseconds: 951_782_400_123_000_000)) == "2000-02-29T00:00:00.123Z")
+        #expect(UTCFormat.parseISO8601("2000-02-29T00:00:00.123Z") == Timestamp(nanoseconds: 951_782_400_123_000_000))
         #expect(UTCFormat.parseISO8601("2000-02-29T00:00:00.Z") == nil)
     }
 }

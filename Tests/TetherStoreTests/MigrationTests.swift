@@ -133,7 +133,7 @@ struct MigrationTests {
         #expect(settings.serverVersion == nil && settings.serverSettings == nil)
         // The command queued before v2 is found through v2's ready index.
         var random = SplitMix64(seed: 1)
-        let claimed = try Outbox(database: database).claim(limit: 10, now: LinkInstant(nanoseconds: 1793520010000000000), using: &random)
+        let claimed = try Outbox(database: database).claim(limit: 10, now: Timestamp(nanoseconds: 1793520010000000000), using: &random)
         #expect(claimed.map(\.command.entityId) == ["OLD-1/4/1"])
         // v4: every device row has its peripheral row, linked, with a gateway-assigned uid; one without an address too.
         let peripherals = try PeripheralRegistry(database: database).peripherals()

@@ -156,14 +156,14 @@ struct OutboxTests {
             let command = try #require(try outbox.commands(for: .device(serial: "D")).first)
             if attempt < 4 {
                 #expect(status == .failed)
-                let delay = LinkInstant(nanoseconds: command.nextAttemptAt).nanoseconds - now.nanoseconds
+                let delay = Timestamp(nanoseconds: command.nextAttemptAt).nanoseconds - now.nanoseconds
                 let ceiling = min(Duration.seconds(5), .seconds(2) * (1 << (attempt - 1))).nanoseconds
                 #expect((0...ceiling).contains(delay))
                 // Not claimable before its time; claimable at it.
                 if delay > 0 {
-                    #expect(try outbox.claim(limit: 1, now: LinkInstant(nanoseconds: command.nextAttemptAt - 1), using: &random).isEmpty)
+                    #expect(try outbox.claim(limit: 1, now: Timestamp(nanoseconds: command.nextAttemptAt - 1), using: &random).isEmpty)
                 }
-                now = LinkInstant(nanoseconds: command.nextAttemptAt)
+                now = Timestamp(nanoseconds: command.nextAttemptAt)
             } else {
                 #expect(status == .deadLetter)
                 #expect(command.lastError == "HTTP 503 (attempt 4)")

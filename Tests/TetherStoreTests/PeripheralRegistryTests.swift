@@ -6,7 +6,7 @@ import TetherPrimitives
 
 @Suite("Peripheral registry: one row per device whatever its kind")
 struct PeripheralRegistryTests {
-    let now = LinkInstant(nanoseconds: 1_793_520_000_000_000_000)
+    let now = Timestamp(nanoseconds: 1_793_520_000_000_000_000)
 
     @Test("a peripheral is registered once per identity address, with a stable gateway-assigned uid")
     func registerOnce() throws {

@@ -5,7 +5,7 @@ import LinkProtocol
 import TetherPrimitives
 
 /// 2026-11-01T08:00:00Z, the start of every simulated run.
-let simulationStart = LinkInstant(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)
+let simulationStart = Timestamp(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)
 
 /// A directory under the system temporary directory, removed when the value is released.
 final class TemporaryDirectory {
@@ -21,21 +21,21 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-extension LinkInstant {
-    func plus(milliseconds: Int64) -> LinkInstant { advanced(by: .milliseconds(milliseconds)) }
+extension Timestamp {
+    func plus(milliseconds: Int64) -> Timestamp { advanced(by: .milliseconds(milliseconds)) }
 }
 
 func deviceInfo(_ serial: String, boot: UInt16 = 1, firmware: FirmwareVersion = FirmwareVersion(major: 1, minor: 4, patch: 2)) -> DeviceInfo {
     DeviceInfo(hardwareRevision: 3, firmware: firmware, bootCounter: boot, capabilities: [.battery, .sleep], versions: 1...2, serial: serial)
 }
 
-func hit(_ serial: String, boot: UInt16 = 1, sequence: Int64, ticks: Int64? = nil, time: TimeEstimate? = nil, at instant: LinkInstant = simulationStart) -> StoredHit {
+func hit(_ serial: String, boot: UInt16 = 1, sequence: Int64, ticks: Int64? = nil, time: TimeEstimate? = nil, at instant: Timestamp = simulationStart) -> StoredHit {
     StoredHit(
         key: EventKey(serial: serial, bootCounter: boot, sequence: sequence), ticks: ticks ?? 1000 * (sequence + 1),
         durationMilliseconds: 1200, intensity: 40, receivedAt: instant, time: time)
 }
 
-func anchor(boot: UInt16 = 1, ticks: Int64, utc: LinkInstant, uncertainty: Duration = .milliseconds(4)) -> TimeAnchor {
+func anchor(boot: UInt16 = 1, ticks: Int64, utc: Timestamp, uncertainty: Duration = .milliseconds(4)) -> TimeAnchor {
     TimeAnchor(
         bootCounter: boot, deviceMicroseconds: ticks * 1000, gatewayNanoseconds: utc.nanoseconds,
         uncertaintyNanoseconds: uncertainty.nanoseconds, roundTripNanoseconds: uncertainty.nanoseconds * 2)
@@ -43,7 +43,7 @@ func anchor(boot: UInt16 = 1, ticks: Int64, utc: LinkInstant, uncertainty: Durat
 
 /// One batch, stored in its own transaction at `now`.
 @discardableResult
-func store(_ items: [PersistItem], id: PersistBatch.ID = 1, in service: ConsumptionService, at now: LinkInstant = simulationStart, seed: UInt64 = 7) throws -> BatchOutcome {
+func store(_ items: [PersistItem], id: PersistBatch.ID = 1, in service: ConsumptionService, at now: Timestamp = simulationStart, seed: UInt64 = 7) throws -> BatchOutcome {
     var random = SplitMix64(seed: seed &+ id)
     return try service.apply(PersistBatch(id: id, items: items), at: now, using: &random)
 }
@@ -53,7 +53,7 @@ func store(_ items: [PersistItem], id: PersistBatch.ID = 1, in service: Consumpt
 /// the store, batches in flight are lost (or committed first, when the crash comes after the commit and before
 /// the ACK), and the device reconnects.
 struct StoreLinkPair {
-    private(set) var now: LinkInstant
+    private(set) var now: Timestamp
     private(set) var firmware: DeviceModel
     private(set) var session: LinkSession
     private(set) var service: ConsumptionService
@@ -69,9 +69,9 @@ struct StoreLinkPair {
     private(set) var configsApplied: [DeviceConfig] = []
     private(set) var connections = 0
     private var random = SplitMix64(seed: 99)
-    private var queue: [(at: LinkInstant, order: Int, step: Step)] = []
+    private var queue: [(at: Timestamp, order: Int, step: Step)] = []
     private var order = 0
-    private var timers: [LinkTimer: LinkInstant] = [:]
+    private var timers: [LinkTimer: Timestamp] = [:]
     private var connected = false
     /// Bumped at every link change: values sent on an older link are dropped.
     private var epoch = 0
@@ -86,7 +86,7 @@ struct StoreLinkPair {
         case hit(UInt16, UInt8)
     }
 
-    init(profile: DeviceProfile, service: ConsumptionService, start: LinkInstant = simulationStart, bootCounter: UInt16 = 1) throws {
+    init(profile: DeviceProfile, service: ConsumptionService, start: Timestamp = simulationStart, bootCounter: UInt16 = 1) throws {
         self.now = start
         self.service = service
         self.firmware = DeviceModel(profile: profile, bootCounter: bootCounter, driftPPM: 25, bootedAt: start)
@@ -95,7 +95,7 @@ struct StoreLinkPair {
         schedule(.connect, at: start)
     }
 
-    mutating func scheduleHits(count: Int, every interval: Duration, from start: LinkInstant) {
+    mutating func scheduleHits(count: Int, every interval: Duration, from start: Timestamp) {
         for index in 0..<count {
             schedule(.hit(UInt16(500 + index % 3000), UInt8(10 + index % 90)), at: start.advanced(by: interval * index))
         }
@@ -118,12 +118,12 @@ struct StoreLinkPair {
         while !isSettled && now < deadline { run(for: .seconds(1)) }
     }
 
-    mutating func run(until deadline: LinkInstant) {
+    mutating func run(until deadline: Timestamp) {
         enum Due { case queued, timer(LinkTimer), firmware }
         while true {
             // Same-instant order as LinkPair: queued steps, then session timers, then the firmware's timer.
-            var best: (at: LinkInstant, rank: Int, due: Due)?
-            func consider(_ at: LinkInstant, _ rank: Int, _ due: Due) {
+            var best: (at: Timestamp, rank: Int, due: Due)?
+            func consider(_ at: Timestamp, _ rank: Int, _ due: Due) {
                 if let current = best, (current.at, current.rank) <= (at, rank) { return }
                 best = (at, rank, due)
             }
@@ -175,7 +175,7 @@ struct StoreLinkPair {
 
     // MARK: Steps
 
-    private mutating func schedule(_ step: Step, at instant: LinkInstant) {
+    private mutating func schedule(_ step: Step, at instant: Timestamp) {
         queue.append((instant, order, step))
         order += 1
         queue.sort { ($0.at, $0.order) < ($1.at, $1.order) }

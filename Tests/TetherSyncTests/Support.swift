@@ -66,7 +66,7 @@ struct SyncSetup: Sendable {
 final class GatewayClock: Sendable {
     /// A day after the fixture stored its data, so everything it queued is due.
     private let instant = Mutex(GatewayFixture.start.advanced(by: .seconds(86_400)))
-    @Sendable func read() -> LinkInstant { instant.withLock { $0 } }
+    @Sendable func read() -> Timestamp { instant.withLock { $0 } }
     func advance(by duration: Duration) { instant.withLock { $0 = $0.advanced(by: duration) } }
 }
 

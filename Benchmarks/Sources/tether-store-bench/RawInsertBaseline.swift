@@ -94,7 +94,7 @@ enum BenchmarkEvents {
         DeviceInfo(hardwareRevision: 3, firmware: FirmwareVersion(major: 2, minor: 0, patch: 1), bootCounter: 1, capabilities: [.battery], versions: 1...2, serial: serial)
     }
 
-    static func hit(serial: String, sequence: Int64, at now: LinkInstant) -> StoredHit {
+    static func hit(serial: String, sequence: Int64, at now: Timestamp) -> StoredHit {
         StoredHit(
             key: EventKey(serial: serial, bootCounter: 1, sequence: sequence), ticks: 1_000 + sequence * 250,
             durationMilliseconds: UInt16(truncatingIfNeeded: 300 + sequence % 3000), intensity: UInt8(sequence % 101), receivedAt: now,

@@ -37,7 +37,7 @@ final class LegacyOutbox: SyncOutbox {
         }
     }
 
-    func claim(limit: Int, now: LinkInstant) throws(StoreError) -> [OutboxLease] {
+    func claim(limit: Int, now: Timestamp) throws(StoreError) -> [OutboxLease] {
         var generator = random.withLock { random in SplitMix64(seed: random.next()) }
         let token = UUIDv7.lowercaseString(UUIDv7.make(at: now, using: &generator))
         let expiresAt = now.advanced(by: policy.leaseDuration)
@@ -76,7 +76,7 @@ final class LegacyOutbox: SyncOutbox {
         }
     }
 
-    func settle(_ settlements: [Settlement], now: LinkInstant) throws(StoreError) -> SettleSummary {
+    func settle(_ settlements: [Settlement], now: Timestamp) throws(StoreError) -> SettleSummary {
         var completed: [OutboxLease] = []
         var others: [Settlement] = []
         for settlement in settlements {
@@ -115,7 +115,7 @@ final class LegacyOutbox: SyncOutbox {
         return summary
     }
 
-    func releaseLinkFailures(now: LinkInstant) throws(StoreError) -> Int { try store.releaseLinkFailures(now: now) }
+    func releaseLinkFailures(now: Timestamp) throws(StoreError) -> Int { try store.releaseLinkFailures(now: now) }
     func discard(id: UUID) throws(StoreError) { try store.discard(id: id) }
     func counts() throws(StoreError) -> OutboxCounts { try store.counts() }
 }

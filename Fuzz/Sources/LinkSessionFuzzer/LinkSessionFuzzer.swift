@@ -26,10 +26,10 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
 
 struct Harness {
     var session: LinkSession
-    var now = LinkInstant(nanoseconds: 1_750_000_000_000_000_000)
+    var now = Timestamp(nanoseconds: 1_750_000_000_000_000_000)
     var mtu = 23
     var linkUp = false
-    var timers: [LinkTimer: LinkInstant] = [:]
+    var timers: [LinkTimer: Timestamp] = [:]
     var batches: [PersistBatch.ID] = []
 
     // What the device has seen of the gateway's stream in this connection.

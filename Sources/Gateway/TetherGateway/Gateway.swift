@@ -85,7 +85,7 @@ public actor Gateway {
     struct Seen {
         var name: String?
         var rssi: Int16?
-        var lastSeenAt: LinkInstant?
+        var lastSeenAt: Timestamp?
     }
 
     /// `notifications`: a wire-protocol connection to the same bus for StartNotify streams (see

@@ -11,12 +11,12 @@ import TetherPrimitives
 /// - `sleep`: how timers wait (cancellation ends the wait by throwing).
 public struct GatewayClock: Sendable {
     public var supervisorNow: @Sendable () -> SupervisorInstant
-    public var linkNow: @Sendable () -> LinkInstant
+    public var linkNow: @Sendable () -> Timestamp
     public var sleep: @Sendable (Duration) async throws -> Void
 
     public init(
         supervisorNow: @escaping @Sendable () -> SupervisorInstant,
-        linkNow: @escaping @Sendable () -> LinkInstant,
+        linkNow: @escaping @Sendable () -> Timestamp,
         sleep: @escaping @Sendable (Duration) async throws -> Void
     ) {
         self.supervisorNow = supervisorNow

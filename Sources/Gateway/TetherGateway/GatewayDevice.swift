@@ -37,7 +37,7 @@ public struct GatewayDevice: Hashable, Sendable {
     /// The last connect failure or disconnect reason, for people.
     public var lastError: String?
     /// When a notification last arrived (or the device was last seen on the air).
-    public var lastSeenAt: LinkInstant?
+    public var lastSeenAt: Timestamp?
     public var rssi: Int16?
     /// Firmware version (`1.4.0`) from DEVICE_INFO.
     public var firmware: String?
@@ -73,9 +73,9 @@ public struct ScanResult: Hashable, Sendable {
     /// In the registry (the gateway has met it before).
     public var known: Bool
     public var paired: Bool
-    public var lastSeenAt: LinkInstant
+    public var lastSeenAt: Timestamp
 
-    public init(address: String, name: String?, rssi: Int16?, known: Bool, paired: Bool, lastSeenAt: LinkInstant) {
+    public init(address: String, name: String?, rssi: Int16?, known: Bool, paired: Bool, lastSeenAt: Timestamp) {
         self.address = address
         self.name = name
         self.rssi = rssi

@@ -16,12 +16,12 @@ public struct FixtureScenario: Sendable {
     public var duration: Duration
     /// Whether every event the firmware recorded must end up stored (false where the scenario refuses service).
     public var expectsDelivery: Bool
-    public var script: @Sendable (inout LinkPair, LinkInstant) -> Void
+    public var script: @Sendable (inout LinkPair, Timestamp) -> Void
 
     /// 2026-11-01T08:00:00Z.
-    public static let start = LinkInstant(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)
+    public static let start = Timestamp(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)
 
-    public init(name: String, summary: String, profile: DeviceProfile, configuration: LinkPair.Configuration = LinkPair.Configuration(), seed: UInt64, driftPPM: Double = 0, duration: Duration, expectsDelivery: Bool = true, script: @escaping @Sendable (inout LinkPair, LinkInstant) -> Void) {
+    public init(name: String, summary: String, profile: DeviceProfile, configuration: LinkPair.Configuration = LinkPair.Configuration(), seed: UInt64, driftPPM: Double = 0, duration: Duration, expectsDelivery: Bool = true, script: @escaping @Sendable (inout LinkPair, Timestamp) -> Void) {
         self.name = name
         self.summary = summary
         self.profile = profile

@@ -33,15 +33,15 @@ public struct Transcript: Hashable, Sendable {
     static let startDays: Range<Int64> = 0..<84_006  // 84 006 days = 2200-01-01T00:00:00Z
 
     public var firmware: String
-    public var start: LinkInstant
+    public var start: Timestamp
     /// How long the recording's store took to commit a batch; the replay uses the same (it shapes ACK timing).
     public var storeLatency: Duration
     public var comments: [String]
     public var entries: [TranscriptEntry]
     /// When the recording stopped; the replay runs the session's timers up to here.
-    public var end: LinkInstant
+    public var end: Timestamp
 
-    public init(firmware: String, start: LinkInstant, storeLatency: Duration, comments: [String] = [], entries: [TranscriptEntry], end: LinkInstant) {
+    public init(firmware: String, start: Timestamp, storeLatency: Duration, comments: [String] = [], entries: [TranscriptEntry], end: Timestamp) {
         self.firmware = firmware
         self.start = start
         self.storeLatency = storeLatency
@@ -73,7 +73,7 @@ public struct Transcript: Hashable, Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func seconds(from start: LinkInstant, to instant: LinkInstant) -> String {
+    private static func seconds(from start: Timestamp, to instant: Timestamp) -> String {
         let micros = (instant.nanoseconds - start.nanoseconds) / 1000
         let whole = micros / 1_000_000
         let fraction = String(micros % 1_000_000)
@@ -85,12 +85,12 @@ public struct Transcript: Hashable, Sendable {
     /// Parses a transcript. Errors name the file and the line; no input makes it crash.
     public init(parsing text: String, file: String) throws(TranscriptError) {
         var firmware: String?
-        var start: LinkInstant?
+        var start: Timestamp?
         var storeLatency: Duration?
         var sawVersion = false
         var comments: [String] = []
         var entries: [TranscriptEntry] = []
-        var end: LinkInstant?
+        var end: Timestamp?
         var lastTime: Int64 = 0
         var connected = false
         var sawTimedLine = false
@@ -133,7 +133,7 @@ public struct Transcript: Hashable, Sendable {
                 guard Self.startDays.contains(days) else {
                     throw fail("`start` \(fields[1]) is out of range: a transcript starts between 1970-01-01T00:00:00Z and 2199-12-31T23:59:59Z")
                 }
-                start = LinkInstant(nanoseconds: days * 86_400_000_000_000 + nanosecondOfDay)
+                start = Timestamp(nanoseconds: days * 86_400_000_000_000 + nanosecondOfDay)
                 continue
             case "store-latency-ms":
                 guard fields.count == 2, let milliseconds = Int64(fields[1]), (0...60_000).contains(milliseconds) else {
@@ -152,7 +152,7 @@ public struct Transcript: Hashable, Sendable {
             }
             guard micros >= lastTime else { throw fail("time \(keyword) goes backwards") }
             lastTime = micros
-            let at = LinkInstant(nanoseconds: start.nanoseconds + micros * 1000)
+            let at = Timestamp(nanoseconds: start.nanoseconds + micros * 1000)
             guard fields.count >= 2 else { throw fail("a time must be followed by an event") }
             switch fields[1] {
             case "connect":

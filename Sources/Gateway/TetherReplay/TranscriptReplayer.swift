@@ -34,7 +34,7 @@ public struct TranscriptReplayer {
     public struct GatewayWrite: Hashable, Sendable {
         /// 1 for the transcript's first `connect`, 2 for the second, …
         public var connection: Int
-        public var at: LinkInstant
+        public var at: Timestamp
         public var bytes: [UInt8]
     }
 
@@ -52,11 +52,11 @@ public struct TranscriptReplayer {
         var session: LinkSession
         let sink: Sink?
         var store = MemoryEventStore()
-        var now: LinkInstant
+        var now: Timestamp
         var nextEntry = 0
-        var persists: [(at: LinkInstant, batch: PersistBatch)] = []
-        var timers: [LinkTimer: LinkInstant] = [:]
-        var storageFullUntil: LinkInstant?
+        var persists: [(at: Timestamp, batch: PersistBatch)] = []
+        var timers: [LinkTimer: Timestamp] = [:]
+        var storageFullUntil: Timestamp?
         var writes: [GatewayWrite] = []
         /// Reads the session's writes back as one stream per connection: a frame may span two writes (§3.1).
         var writeReader = FrameDecoder()
@@ -72,9 +72,9 @@ public struct TranscriptReplayer {
         private enum Due { case entry, persist, timer(LinkTimer) }
 
         /// Same-instant order: recorded values first, then store completions, then timers (as in LinkPair).
-        private func nextDue() -> (LinkInstant, Due)? {
-            var best: (LinkInstant, Int, Due)?
-            func consider(_ at: LinkInstant, _ rank: Int, _ due: Due) {
+        private func nextDue() -> (Timestamp, Due)? {
+            var best: (Timestamp, Int, Due)?
+            func consider(_ at: Timestamp, _ rank: Int, _ due: Due) {
                 guard at <= transcript.end else { return }
                 if let current = best, (current.0, current.1) <= (at, rank) { return }
                 best = (at, rank, due)
@@ -125,7 +125,7 @@ public struct TranscriptReplayer {
             }
         }
 
-        private func relative(_ instant: LinkInstant) -> String {
+        private func relative(_ instant: Timestamp) -> String {
             let micros = (instant.nanoseconds - transcript.start.nanoseconds) / 1000
             let fraction = String(micros % 1_000_000)
             return "\(micros / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
@@ -196,14 +196,14 @@ public struct TranscriptReplayer {
             outcome.events = store.events.values.map(\.hit).sorted { ($0.key.bootCounter, $0.key.sequence) < ($1.key.bootCounter, $1.key.sequence) }.map { hit in
                 ReplayOutcome.Event(
                     boot: Int(hit.key.bootCounter), sequence: hit.key.sequence, ticks: hit.ticks,
-                    utc: hit.time.map { UTCFormat.iso8601(LinkInstant(nanoseconds: $0.utcNanoseconds)) },
+                    utc: hit.time.map { UTCFormat.iso8601(Timestamp(nanoseconds: $0.utcNanoseconds)) },
                     uncertaintyMilliseconds: hit.time.map { ReplayOutcome.milliseconds($0.uncertaintyNanoseconds) },
                     durationMilliseconds: Int(hit.durationMilliseconds), intensity: Int(hit.intensity))
             }
             outcome.anchors = store.anchors.map { anchor in
                 ReplayOutcome.Anchor(
                     boot: Int(anchor.bootCounter), deviceMilliseconds: Double(anchor.deviceMicroseconds) / 1000,
-                    utc: UTCFormat.iso8601(LinkInstant(nanoseconds: anchor.gatewayNanoseconds)),
+                    utc: UTCFormat.iso8601(Timestamp(nanoseconds: anchor.gatewayNanoseconds)),
                     uncertaintyMilliseconds: ReplayOutcome.milliseconds(anchor.uncertaintyNanoseconds),
                     roundTripMilliseconds: ReplayOutcome.milliseconds(anchor.roundTripNanoseconds))
             }

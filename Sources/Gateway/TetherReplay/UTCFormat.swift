@@ -5,7 +5,7 @@ import TetherPrimitives
 /// algorithms"), so output is identical on every platform and locale.
 public enum UTCFormat {
     /// `2026-11-01T08:00:00.123Z` with `fractionalDigits` (0, 3, 6 or 9) digits of the second.
-    public static func iso8601(_ instant: LinkInstant, fractionalDigits: Int = 3) -> String {
+    public static func iso8601(_ instant: Timestamp, fractionalDigits: Int = 3) -> String {
         let nanoseconds = instant.nanoseconds
         var seconds = nanoseconds / 1_000_000_000
         var fraction = nanoseconds % 1_000_000_000
@@ -30,14 +30,14 @@ public enum UTCFormat {
         return text + "Z"
     }
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; nil for another shape or a time a `LinkInstant` cannot hold
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z`; nil for another shape or a time a `Timestamp` cannot hold
     /// (64-bit nanoseconds since 1970 end in April 2262 and begin in 1677).
-    public static func parseISO8601(_ text: String) -> LinkInstant? {
+    public static func parseISO8601(_ text: String) -> Timestamp? {
         guard let (days, nanosecondOfDay) = parseISO8601Fields(text) else { return nil }
         let (dayNanoseconds, overflowed) = days.multipliedReportingOverflow(by: 86_400_000_000_000)
         guard !overflowed else { return nil }
         let (nanoseconds, overflowedAgain) = dayNanoseconds.addingReportingOverflow(nanosecondOfDay)
-        return overflowedAgain ? nil : LinkInstant(nanoseconds: nanoseconds)
+        return overflowedAgain ? nil : Timestamp(nanoseconds: nanoseconds)
     }
 
     /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` as days since 1970-01-01 and nanoseconds into that day, so a caller can

@@ -72,7 +72,7 @@ public struct ConsumptionService: Sendable {
 
     /// Stores one batch in its own durable transaction (replays, tests). The daemon goes through
     /// `GroupCommitter`, which puts the batches of every device into one transaction.
-    public func apply(_ batch: PersistBatch, at now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> BatchOutcome {
+    public func apply(_ batch: PersistBatch, at now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> BatchOutcome {
         let seed = random.next()
         let storageGuard = StorageGuard(database: database)
         return try database.write { db in

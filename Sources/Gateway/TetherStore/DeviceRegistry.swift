@@ -23,7 +23,7 @@ public struct DeviceRegistry: Sendable {
 
     /// Links a BLE address to the serial a device announced on it, in `device` and in the peripheral registry. An
     /// address belongs to one device at a time: a previous holder loses it.
-    public func recordAddress(_ address: String, serial: String, at now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) {
+    public func recordAddress(_ address: String, serial: String, at now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) {
         let seed = random.next()
         let peripheralSeed = random.next()
         try database.write { db in
@@ -41,7 +41,7 @@ public struct DeviceRegistry: Sendable {
     }
 
     /// Pairing is a technician's decision the backend must hear of.
-    public func setPairingState(_ state: DeviceRecord.PairingState, serial: String, at now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) {
+    public func setPairingState(_ state: DeviceRecord.PairingState, serial: String, at now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) {
         let seed = random.next()
         try database.write { db in
             var context = WriteContext(now: now, seed: seed)

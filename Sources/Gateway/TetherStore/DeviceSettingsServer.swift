@@ -24,7 +24,7 @@ extension DeviceSettingsService {
     /// with what the device reported and becomes the base of later changes, unless an unsent technician change
     /// builds on an older version (then nothing here changes: the caller records the server's version as theirs).
     public func applyServerSettings(
-        serial: String, version: Int64, desired: DeviceSettings, by author: SettingsAuthor, at now: LinkInstant, using random: inout some RandomNumberGenerator
+        serial: String, version: Int64, desired: DeviceSettings, by author: SettingsAuthor, at now: Timestamp, using random: inout some RandomNumberGenerator
     ) throws(StoreError) -> ServerSettingsOutcome {
         do {
             try desired.validate()
@@ -58,7 +58,7 @@ extension DeviceSettingsService {
     /// The server accepted a technician's change built on `basedOn` as `version` with `settings`: that version is
     /// the base of the next change. A command queued since (and never sent) built on the same base and on top
     /// of the accepted change, so its payload moves to the new base too.
-    public func acceptServerVersion(serial: String, basedOn: Int64?, version: Int64, settings: DeviceSettings?, at now: LinkInstant) throws(StoreError) {
+    public func acceptServerVersion(serial: String, basedOn: Int64?, version: Int64, settings: DeviceSettings?, at now: Timestamp) throws(StoreError) {
         try database.write { db in
             var context = WriteContext(now: now, seed: 0)
             let deviceId = try context.deviceID(db, serial: serial)
@@ -83,7 +83,7 @@ extension DeviceSettingsService {
     /// version. Returns the new conflicts.
     @discardableResult
     public func mergeServerConflict(
-        serial: String, base: DeviceSettings?, serverVersion: Int64, server: DeviceSettings?, at now: LinkInstant, using random: inout some RandomNumberGenerator
+        serial: String, base: DeviceSettings?, serverVersion: Int64, server: DeviceSettings?, at now: Timestamp, using random: inout some RandomNumberGenerator
     ) throws(StoreError) -> [SettingConflict] {
         let seed = random.next()
         return try database.write { db in

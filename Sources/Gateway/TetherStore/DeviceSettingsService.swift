@@ -57,7 +57,7 @@ public struct DeviceSettingsService: Sendable {
 
     /// The backend or a technician wants `settings` on the device (an overlay: settings left unset keep their
     /// desired value). They are merged three-way with what the device reported; conflicts are recorded.
-    public func changeDesired(serial: String, to settings: DeviceSettings, by author: SettingsAuthor, at now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> Change {
+    public func changeDesired(serial: String, to settings: DeviceSettings, by author: SettingsAuthor, at now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> Change {
         do {
             try settings.validate()
         } catch {
@@ -80,7 +80,7 @@ public struct DeviceSettingsService: Sendable {
 
     /// Decides one conflict. Either way the device's current value becomes the base for that setting, so the
     /// merge no longer sees a change on the device's side.
-    public func resolveConflict(serial: String, key: UInt8, keep choice: ConflictChoice, by author: SettingsAuthor, at now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> Change {
+    public func resolveConflict(serial: String, key: UInt8, keep choice: ConflictChoice, by author: SettingsAuthor, at now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> Change {
         let seed = random.next()
         return try database.write { db in
             var context = WriteContext(now: now, seed: seed)
@@ -159,7 +159,7 @@ public struct DeviceSettingsService: Sendable {
     /// Merges `wanted` with the reported settings against the base; the result becomes the desired settings and
     /// new conflicts replace older ones on the same key. When the device already has everything, the desired
     /// version is confirmed at once (no SET_CONFIG needed).
-    static func merge(_ wanted: DeviceSettings, into record: inout DeviceSettingsRecord, at now: LinkInstant) throws {
+    static func merge(_ wanted: DeviceSettings, into record: inout DeviceSettingsRecord, at now: Timestamp) throws {
         let outcome: SettingsMerge.Outcome
         do {
             outcome = try SettingsMerge.merge(base: record.baseSettings, desired: wanted, reported: record.reportedSettings, at: now.nanoseconds)

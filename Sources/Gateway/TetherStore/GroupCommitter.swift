@@ -42,7 +42,7 @@ public final class GroupCommitter: Sendable {
     private let database: GatewayDatabase
     private let service: ConsumptionService
     private let storageGuard: StorageGuard
-    private let clock: @Sendable () -> LinkInstant
+    private let clock: @Sendable () -> Timestamp
     private let onStatusChange: (@Sendable (StorageStatus) -> Void)?
     private let commitObservers = Locked<[@Sendable (_ batchesCommitted: Int) -> Void]>([])
     private let state: Locked<State>
@@ -87,7 +87,7 @@ public final class GroupCommitter: Sendable {
     ///   - onStatusChange: called on the writer's queue whenever the store starts or stops refusing data; log it.
     public init(
         service: ConsumptionService, configuration: Configuration = Configuration(),
-        clock: @escaping @Sendable () -> LinkInstant = WallClock.now, seed: UInt64? = nil,
+        clock: @escaping @Sendable () -> Timestamp = WallClock.now, seed: UInt64? = nil,
         onStatusChange: (@Sendable (StorageStatus) -> Void)? = nil
     ) {
         var system = SystemRandomNumberGenerator()
@@ -221,7 +221,7 @@ public final class GroupCommitter: Sendable {
     /// whose content fails (a constraint, an injected fault) is rolled back alone and reported, and only a
     /// storage condition (disk full, I/O error) is thrown, failing the whole transaction.
     private static func apply(
-        _ batches: [Pending], in db: Database, now: LinkInstant, seed: UInt64, isolated: Bool
+        _ batches: [Pending], in db: Database, now: Timestamp, seed: UInt64, isolated: Bool
     ) throws -> [Result<Void, StoreError>] {
         var context = WriteContext(now: now, seed: seed)
         guard isolated else {

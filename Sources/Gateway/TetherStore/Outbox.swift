@@ -29,10 +29,10 @@ public struct OutboxPolicy: Hashable, Sendable {
 public struct OutboxLease: Hashable, Sendable {
     public var command: OutboxCommandRecord
     public var token: String
-    public var expiresAt: LinkInstant
+    public var expiresAt: Timestamp
 
     /// A lease is only as good as the row it names: `complete`/`fail` check `token` against the stored one.
-    public init(command: OutboxCommandRecord, token: String, expiresAt: LinkInstant) {
+    public init(command: OutboxCommandRecord, token: String, expiresAt: Timestamp) {
         self.command = command
         self.token = token
         self.expiresAt = expiresAt
@@ -126,7 +126,7 @@ public struct Outbox: Sendable {
     ///
     /// One set-based statement: the ready commands are found through `outboxCommandReady` (push order, stopping
     /// at the limit) and updated in place, so a claim touches only the rows it takes, whatever is queued behind.
-    public func claim(limit: Int, now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> [OutboxLease] {
+    public func claim(limit: Int, now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> [OutboxLease] {
         guard limit > 0 else { return [] }
         let token = UUIDv7.lowercaseString(UUIDv7.make(at: now, using: &random))
         let expiresAt = now.advanced(by: policy.leaseDuration)
@@ -154,7 +154,7 @@ public struct Outbox: Sendable {
 
     /// The backend applied the command: it leaves the outbox, and its entity is synced if nothing else is queued
     /// for it. Throws `leaseLost` when the lease expired and the command was released or claimed again.
-    public func complete(_ lease: OutboxLease, now: LinkInstant) throws(StoreError) {
+    public func complete(_ lease: OutboxLease, now: Timestamp) throws(StoreError) {
         let lost = try complete([lease], now: now)
         guard lost.isEmpty else { throw StoreError(.leaseLost, "the lease on \(lease.command.id) is no longer held") }
     }
@@ -162,14 +162,14 @@ public struct Outbox: Sendable {
     /// Completes a whole pushed batch in one transaction (one fsync instead of one per command), with the checks
     /// and effects of `complete(_:now:)` per lease. Leases no longer held are skipped and returned.
     @discardableResult
-    public func complete(_ leases: [OutboxLease], now: LinkInstant) throws(StoreError) -> [OutboxLease] {
+    public func complete(_ leases: [OutboxLease], now: Timestamp) throws(StoreError) -> [OutboxLease] {
         let policy = policy
         return try database.write { db in try Self.settle(db, completing: leases, failing: [], jitterSources: [], policy: policy, now: now).lost }
     }
 
     /// The push failed. Returns the command's new status: `failed` (retry scheduled), `conflict` or `deadLetter`.
     @discardableResult
-    public func fail(_ lease: OutboxLease, error: String, kind: OutboxFailureKind = .transient, now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> Status {
+    public func fail(_ lease: OutboxLease, error: String, kind: OutboxFailureKind = .transient, now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> Status {
         let settled = try settle(completing: [], failing: [OutboxFailure(lease, error: error, kind: kind)], now: now, using: &random)
         guard let status = settled.failed.first ?? nil else { throw StoreError(.leaseLost, "the lease on \(lease.command.id) is no longer held") }
         return status
@@ -178,14 +178,14 @@ public struct Outbox: Sendable {
     /// Fails several commands in one transaction, as `fail(_:error:kind:now:using:)` does each. Returns each new
     /// status in order, `nil` where the lease was no longer held.
     @discardableResult
-    public func fail(_ failures: [OutboxFailure], now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> [Status?] {
+    public func fail(_ failures: [OutboxFailure], now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> [Status?] {
         try settle(completing: [], failing: failures, now: now, using: &random).failed
     }
 
     /// Records what the backend said about a pushed batch in ONE transaction: `completing` leave the outbox
     /// (their entities synced when nothing else is queued for them), `failing` are rescheduled, parked or
     /// dead-lettered. A lease no longer held changes nothing and is reported in `lost`.
-    public func settle(completing: [OutboxLease], failing: [OutboxFailure], now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> OutboxSettlement {
+    public func settle(completing: [OutboxLease], failing: [OutboxFailure], now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> OutboxSettlement {
         guard !completing.isEmpty || !failing.isEmpty else { return OutboxSettlement() }
         let jitterSources = failing.map { _ in random.next() }
         let policy = policy
@@ -195,7 +195,7 @@ public struct Outbox: Sendable {
     }
 
     private static func settle(
-        _ db: Database, completing: [OutboxLease], failing: [OutboxFailure], jitterSources: [UInt64], policy: OutboxPolicy, now: LinkInstant
+        _ db: Database, completing: [OutboxLease], failing: [OutboxFailure], jitterSources: [UInt64], policy: OutboxPolicy, now: Timestamp
     ) throws -> OutboxSettlement {
         var settlement = OutboxSettlement()
         let delete = try db.cachedStatement(sql: "DELETE FROM outboxCommand WHERE id = ? AND status = 'in_progress' AND leaseToken = ?")
@@ -251,7 +251,7 @@ public struct Outbox: Sendable {
 
     /// Returns commands whose lease ran out to `pending` (or `deadLetter` when their attempts are spent).
     @discardableResult
-    public func releaseExpiredLeases(now: LinkInstant) throws(StoreError) -> Int {
+    public func releaseExpiredLeases(now: Timestamp) throws(StoreError) -> Int {
         let maximumAttempts = policy.maximumAttempts
         return try database.write { db in try Self.releaseExpiredLeases(db, now: now, maximumAttempts: maximumAttempts) }
     }
@@ -259,7 +259,7 @@ public struct Outbox: Sendable {
     // MARK: - Operator actions
 
     /// Puts a dead-lettered, conflicting or failed command back in line with a fresh attempt budget.
-    public func retry(id: UUID, now: LinkInstant) throws(StoreError) {
+    public func retry(id: UUID, now: Timestamp) throws(StoreError) {
         try database.write { db in
             guard var command = try OutboxCommandRecord.filter(OutboxCommandRecord.Columns.id == UUIDv7.lowercaseString(id)).fetchOne(db) else {
                 throw StoreError(.notFound, "no outbox command \(id)")
@@ -311,10 +311,10 @@ public struct Outbox: Sendable {
     }
 
     /// How long the oldest command still on its way (pending, in progress or awaiting a retry) has waited.
-    public func oldestPendingAge(now: LinkInstant) throws(StoreError) -> Duration? {
+    public func oldestPendingAge(now: Timestamp) throws(StoreError) -> Duration? {
         try database.read { db in
             try Int64.fetchOne(db, sql: "SELECT MIN(createdAt) FROM outboxCommand WHERE status IN ('pending', 'in_progress', 'failed')")
-        }.map { LinkInstant(nanoseconds: $0).duration(to: now) }
+        }.map { Timestamp(nanoseconds: $0).duration(to: now) }
     }
 
     /// Commands in push order, optionally of one status.
@@ -343,7 +343,7 @@ public struct Outbox: Sendable {
 
     /// Queues a command for `entity`, coalescing it into the entity's last command if that one never left.
     @discardableResult
-    static func enqueue(_ db: Database, entity: OutboxEntity, operation: Operation, payload: String, now: LinkInstant, id: UUID) throws -> EnqueueOutcome {
+    static func enqueue(_ db: Database, entity: OutboxEntity, operation: Operation, payload: String, now: Timestamp, id: UUID) throws -> EnqueueOutcome {
         let outcome = try coalesce(db, entity: entity, operation: operation, payload: payload, now: now)
         if outcome == nil { try append(db, entity: entity, operation: operation, payload: payload, now: now, id: id) }
         if operation != .create { try markUnsynced(db, entity) }
@@ -360,7 +360,7 @@ public struct Outbox: Sendable {
         ])
     }
 
-    private static func coalesce(_ db: Database, entity: OutboxEntity, operation: Operation, payload: String, now: LinkInstant) throws -> EnqueueOutcome? {
+    private static func coalesce(_ db: Database, entity: OutboxEntity, operation: Operation, payload: String, now: Timestamp) throws -> EnqueueOutcome? {
         guard var last = try commands(db, for: entity).last else { return nil }
         switch (last.operation, operation) {
         case (.create, .create), (.update, .create):
@@ -385,7 +385,7 @@ public struct Outbox: Sendable {
         return .coalesced
     }
 
-    private static func append(_ db: Database, entity: OutboxEntity, operation: Operation, payload: String, now: LinkInstant, id: UUID) throws {
+    private static func append(_ db: Database, entity: OutboxEntity, operation: Operation, payload: String, now: Timestamp, id: UUID) throws {
         try db.cachedStatement(sql: WriteContext.HotStatement.insertCommand.sql).execute(arguments: [
             UUIDv7.lowercaseString(id), entity.kind.rawValue, entity.id, operation.rawValue, payload,
             now.nanoseconds, now.nanoseconds, now.nanoseconds,
@@ -400,7 +400,7 @@ public struct Outbox: Sendable {
     }
 
     @discardableResult
-    static func releaseExpiredLeases(_ db: Database, now: LinkInstant, maximumAttempts: Int) throws -> Int {
+    static func releaseExpiredLeases(_ db: Database, now: Timestamp, maximumAttempts: Int) throws -> Int {
         try db.execute(sql: """
             UPDATE outboxCommand
             SET status = CASE WHEN attempts >= :maximumAttempts THEN 'dead_letter' ELSE 'pending' END,
@@ -412,7 +412,7 @@ public struct Outbox: Sendable {
     }
 
     /// The backend has everything about this entity: retention may prune it once it is old enough.
-    private static func markSynced(_ db: Database, _ entity: OutboxEntity, at now: LinkInstant) throws {
+    private static func markSynced(_ db: Database, _ entity: OutboxEntity, at now: Timestamp) throws {
         switch entity {
         case .consumptionEvent(let key):
             try db.cachedStatement(sql: """

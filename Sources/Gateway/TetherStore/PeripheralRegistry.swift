@@ -25,7 +25,7 @@ public struct PeripheralRegistry: Sendable {
     /// The peripheral at `identityAddress`, created (with a new uid) the first time the gateway meets it.
     @discardableResult
     public func register(
-        identityAddress: String, at now: LinkInstant, using random: inout some RandomNumberGenerator
+        identityAddress: String, at now: Timestamp, using random: inout some RandomNumberGenerator
     ) throws(StoreError) -> PeripheralRecord {
         let seed = random.next()
         return try database.write { db in
@@ -37,7 +37,7 @@ public struct PeripheralRegistry: Sendable {
     /// The kinds decided from the device's services. Without a primary kind the device is unsupported, and the
     /// services it offered are recorded so a technician can see why; with one, an earlier such verdict is cleared.
     public func recordClassification(
-        kinds: [PeripheralKind], services: [String], identityAddress: String, at now: LinkInstant,
+        kinds: [PeripheralKind], services: [String], identityAddress: String, at now: Timestamp,
         using random: inout some RandomNumberGenerator
     ) throws(StoreError) {
         let seed = random.next()
@@ -53,7 +53,7 @@ public struct PeripheralRegistry: Sendable {
 
     /// What the device's Device Information Service said; fields it did not offer stay as they were.
     public func recordDeviceInformation(
-        _ information: DeviceInformation, identityAddress: String, at now: LinkInstant,
+        _ information: DeviceInformation, identityAddress: String, at now: Timestamp,
         using random: inout some RandomNumberGenerator
     ) throws(StoreError) {
         let seed = random.next()
@@ -81,7 +81,7 @@ public struct PeripheralRegistry: Sendable {
     }
 
     static func registered(
-        _ db: Database, identityAddress: String, at now: LinkInstant, using random: inout some RandomNumberGenerator
+        _ db: Database, identityAddress: String, at now: Timestamp, using random: inout some RandomNumberGenerator
     ) throws -> PeripheralRecord {
         if let peripheral = try fetch(db, identityAddress: identityAddress) { return peripheral }
         var peripheral = PeripheralRecord(
@@ -94,7 +94,7 @@ public struct PeripheralRegistry: Sendable {
     /// Links the Tether device record `deviceId` to the peripheral at `identityAddress` (and to no other), adding
     /// the `tetherLink` kind: the device announced its serial on that address (§7.2 HELLO).
     static func linkTetherDevice(
-        _ db: Database, deviceId: Int64, identityAddress: String, at now: LinkInstant,
+        _ db: Database, deviceId: Int64, identityAddress: String, at now: Timestamp,
         using random: inout some RandomNumberGenerator
     ) throws {
         try db.execute(

@@ -13,10 +13,10 @@ public final class ReplayStore {
     public private(set) var outcomes: [BatchOutcome] = []
     public private(set) var failures: [StoreError] = []
     private var random: SplitMix64
-    private var lastInstant: LinkInstant
+    private var lastInstant: Timestamp
 
     /// - Parameter start: the transcript's start, the instant of batches that carry none (DEVICE_INFO).
-    public init(database: GatewayDatabase, start: LinkInstant, seed: UInt64? = nil) {
+    public init(database: GatewayDatabase, start: Timestamp, seed: UInt64? = nil) {
         var system = SystemRandomNumberGenerator()
         self.service = ConsumptionService(database: database)
         self.random = SplitMix64(seed: seed ?? system.next())
@@ -35,12 +35,12 @@ public final class ReplayStore {
         }
     }
 
-    static func instant(of batch: PersistBatch) -> LinkInstant? {
-        batch.items.compactMap { item -> LinkInstant? in
+    static func instant(of batch: PersistBatch) -> Timestamp? {
+        batch.items.compactMap { item -> Timestamp? in
             switch item {
             case .hit(let hit): hit.receivedAt
             case .battery(_, _, let receivedAt), .sleep(_, _, let receivedAt): receivedAt
-            case .anchor(_, let anchor): LinkInstant(nanoseconds: anchor.gatewayNanoseconds)
+            case .anchor(_, let anchor): Timestamp(nanoseconds: anchor.gatewayNanoseconds)
             case .deviceInfo, .reportedConfig: nil
             }
         }.max()

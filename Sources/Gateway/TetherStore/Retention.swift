@@ -32,7 +32,7 @@ public struct Retention: Sendable {
     }
 
     @discardableResult
-    public func prune(now: LinkInstant) throws(StoreError) -> PruneReport {
+    public func prune(now: Timestamp) throws(StoreError) -> PruneReport {
         let cutoff = now.nanoseconds - policy.keepSynced.nanoseconds
         return try database.write { db in
             var report = PruneReport()

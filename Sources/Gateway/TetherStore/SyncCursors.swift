@@ -13,7 +13,7 @@ public struct SyncCursors: Sendable {
         try database.read { db in try SyncCursorRecord.fetchOne(db, key: name)?.value }
     }
 
-    public func set(_ name: String, to value: String, at now: LinkInstant) throws(StoreError) {
+    public func set(_ name: String, to value: String, at now: Timestamp) throws(StoreError) {
         try database.write { db in try SyncCursorRecord(name: name, value: value, updatedAt: now.nanoseconds).upsert(db) }
     }
 }

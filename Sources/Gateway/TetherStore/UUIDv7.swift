@@ -21,7 +21,7 @@ public enum UUIDv7 {
             bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
 
-    public static func make(at instant: LinkInstant, using random: inout some RandomNumberGenerator) -> UUID {
+    public static func make(at instant: Timestamp, using random: inout some RandomNumberGenerator) -> UUID {
         make(unixMilliseconds: instant.nanoseconds / 1_000_000, using: &random)
     }
 

@@ -11,7 +11,7 @@ import TetherPrimitives
 ///
 /// Public only so that `GroupCommitWork` can name it; everything in it stays inside the store.
 public struct WriteContext {
-    let now: LinkInstant
+    let now: Timestamp
     private var random: SplitMix64
     private(set) var devices: [String: DeviceRecord] = [:]
     private var boots: [BootKey: BootRecord] = [:]
@@ -56,7 +56,7 @@ public struct WriteContext {
         var bootCounter: UInt16
     }
 
-    init(now: LinkInstant, seed: UInt64) {
+    init(now: Timestamp, seed: UInt64) {
         self.now = now
         self.random = SplitMix64(seed: seed)
     }

@@ -38,7 +38,7 @@ public struct ChangeApplier: Sendable {
     }
 
     /// Applies one change; `true` when the store changed.
-    public func apply(_ change: Change, at now: LinkInstant, using random: inout some RandomNumberGenerator) throws(StoreError) -> Bool {
+    public func apply(_ change: Change, at now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> Bool {
         switch (change.kind, change.operation) {
         case (.device, .upsert):
             if let recorded = try versions.device(change.serial), recorded.version >= change.version { return false }

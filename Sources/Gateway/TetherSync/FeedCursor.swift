@@ -22,7 +22,7 @@ public struct FeedCursor: Sendable {
     }
 
     /// Stores `cursor` if it is ahead of the stored one; the same position is a no-op.
-    public func advance(to cursor: SyncCursor, at now: LinkInstant) throws(StoreError) {
+    public func advance(to cursor: SyncCursor, at now: Timestamp) throws(StoreError) {
         let stored = try current()
         guard cursor >= stored else {
             throw StoreError(.invalidRequest, "sync cursor \(name) would move backward from \(stored) to \(cursor)")

@@ -16,7 +16,7 @@ struct OutboxPusher {
     let versions: ServerVersions
     let settingsService: DeviceSettingsService
     let configuration: SyncConfiguration
-    let now: @Sendable () -> LinkInstant
+    let now: @Sendable () -> Timestamp
     let logger: Logger
 
     /// The batch size now: halved after server errors and size refusals, doubled back after a run of successes.

@@ -31,7 +31,7 @@ public struct ServerVersions: Sendable {
         try read(DeviceVersion.self, "registry:" + serial)
     }
 
-    public func setDevice(_ serial: String, _ value: DeviceVersion, at now: LinkInstant) throws(StoreError) {
+    public func setDevice(_ serial: String, _ value: DeviceVersion, at now: Timestamp) throws(StoreError) {
         try write(value, "registry:" + serial, at: now)
     }
 
@@ -39,7 +39,7 @@ public struct ServerVersions: Sendable {
         try read(SettingsVersion.self, "settings:" + serial)
     }
 
-    public func setSettings(_ serial: String, _ value: SettingsVersion, at now: LinkInstant) throws(StoreError) {
+    public func setSettings(_ serial: String, _ value: SettingsVersion, at now: Timestamp) throws(StoreError) {
         try write(value, "settings:" + serial, at: now)
     }
 
@@ -52,7 +52,7 @@ public struct ServerVersions: Sendable {
         }
     }
 
-    private func write(_ value: some Encodable, _ name: String, at now: LinkInstant) throws(StoreError) {
+    private func write(_ value: some Encodable, _ name: String, at now: Timestamp) throws(StoreError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let text: String

@@ -15,7 +15,7 @@ public actor SyncEngine {
     private let database: GatewayDatabase
     private let applier: ChangeApplier
     private let cursor: FeedCursor
-    private let now: @Sendable () -> LinkInstant
+    private let now: @Sendable () -> Timestamp
     private let logger: Logger
     private var pusher: OutboxPusher
     private var random: SplitMix64
@@ -31,7 +31,7 @@ public actor SyncEngine {
     ///   - now: the gateway's wall clock (leases, timestamps); never used for cursors.
     ///   - seed: randomness for leases, ids and jitter; tests pass a fixed one.
     public init(
-        database: GatewayDatabase, configuration: SyncConfiguration, outbox: (any SyncOutbox)? = nil, now: @escaping @Sendable () -> LinkInstant = WallClock.now,
+        database: GatewayDatabase, configuration: SyncConfiguration, outbox: (any SyncOutbox)? = nil, now: @escaping @Sendable () -> Timestamp = WallClock.now,
         seed: UInt64? = nil, logger: Logger = Logger(label: "tether.sync")
     ) throws(SyncFailure) {
         var system = SystemRandomNumberGenerator()

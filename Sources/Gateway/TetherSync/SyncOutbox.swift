@@ -8,13 +8,13 @@ import TetherPrimitives
 /// settled in one call, which the store turns into one transaction.
 public protocol SyncOutbox: Sendable {
     /// Claims up to `limit` ready commands (oldest first, one per entity), each under a lease.
-    func claim(limit: Int, now: LinkInstant) throws(StoreError) -> [OutboxLease]
+    func claim(limit: Int, now: Timestamp) throws(StoreError) -> [OutboxLease]
     /// Records what the backend said about claimed commands. Leases lost meanwhile (expired and claimed again)
     /// are skipped and counted: the backend deduplicates whatever the new holder pushes.
-    func settle(_ settlements: [Settlement], now: LinkInstant) throws(StoreError) -> SettleSummary
+    func settle(_ settlements: [Settlement], now: Timestamp) throws(StoreError) -> SettleSummary
     /// Puts commands that failed only because the link was down back in line at once, with fresh attempts:
     /// the first successful sync after an outage drains the queue instead of waiting out per-command backoffs.
-    func releaseLinkFailures(now: LinkInstant) throws(StoreError) -> Int
+    func releaseLinkFailures(now: Timestamp) throws(StoreError) -> Int
     /// Drops a command that is not being pushed (a settings conflict resolved by a merge).
     func discard(id: UUID) throws(StoreError)
     func counts() throws(StoreError) -> OutboxCounts
@@ -59,13 +59,13 @@ public final class StoreOutbox: SyncOutbox {
         self.random = Mutex(SplitMix64(seed: seed))
     }
 
-    public func claim(limit: Int, now: LinkInstant) throws(StoreError) -> [OutboxLease] {
+    public func claim(limit: Int, now: Timestamp) throws(StoreError) -> [OutboxLease] {
         var generator = random.withLock { random in SplitMix64(seed: random.next()) }
         return try outbox.claim(limit: limit, now: now, using: &generator)
     }
 
     /// One store transaction for the whole batch (`Outbox.settle`).
-    public func settle(_ settlements: [Settlement], now: LinkInstant) throws(StoreError) -> SettleSummary {
+    public func settle(_ settlements: [Settlement], now: Timestamp) throws(StoreError) -> SettleSummary {
         var completing: [OutboxLease] = []
         var failing: [OutboxFailure] = []
         for settlement in settlements {
@@ -90,7 +90,7 @@ public final class StoreOutbox: SyncOutbox {
         return summary
     }
 
-    public func releaseLinkFailures(now: LinkInstant) throws(StoreError) -> Int {
+    public func releaseLinkFailures(now: Timestamp) throws(StoreError) -> Int {
         var released = 0
         while true {
             let stuck = try outbox.commands(status: .failed, limit: 1000).filter { $0.lastError?.hasPrefix(LinkFailureMark.prefix) == true }

@@ -22,7 +22,7 @@ public struct DeviceModel: Sendable {
     private var nextEventSequence: UInt32 = 0
     private var link: Link?
 
-    public init(profile: DeviceProfile, bootCounter: UInt16 = 1, driftPPM: Double = 0, bootedAt: LinkInstant) {
+    public init(profile: DeviceProfile, bootCounter: UInt16 = 1, driftPPM: Double = 0, bootedAt: Timestamp) {
         self.profile = profile
         self.bootCounter = bootCounter
         self.clock = DriftingClock(driftPPM: driftPPM, bootedAt: bootedAt)
@@ -42,7 +42,7 @@ public struct DeviceModel: Sendable {
 
     /// The user took a hit. Returns the recorded event, or `nil` when the store is full (the event is lost on the
     /// device, never silently on the gateway).
-    public mutating func recordHit(durationMilliseconds: UInt16, intensity: UInt8, at now: LinkInstant) -> (HitEvent?, [DeviceAction]) {
+    public mutating func recordHit(durationMilliseconds: UInt16, intensity: UInt8, at now: Timestamp) -> (HitEvent?, [DeviceAction]) {
         guard eventStore.count < profile.eventStoreCapacity else {
             refusedEvents += 1
             return (nil, [])
@@ -55,7 +55,7 @@ public struct DeviceModel: Sendable {
         return (event, pump(at: now))
     }
 
-    public mutating func batteryChanged(_ status: BatteryStatus, at now: LinkInstant) -> [DeviceAction] {
+    public mutating func batteryChanged(_ status: BatteryStatus, at now: Timestamp) -> [DeviceAction] {
         battery = status
         guard link?.version != nil else { return [] }
         link!.queue.append(.battery(status))
@@ -63,7 +63,7 @@ public struct DeviceModel: Sendable {
     }
 
     /// The device wants to sleep: it says so (§7.7) and disconnects when that is ACKed or after the grace period.
-    public mutating func requestSleep(_ reason: SleepNotice.Reason, wakeAfterSeconds: UInt32?, at now: LinkInstant) -> [DeviceAction] {
+    public mutating func requestSleep(_ reason: SleepNotice.Reason, wakeAfterSeconds: UInt32?, at now: Timestamp) -> [DeviceAction] {
         guard link?.version != nil else { return [] }
         link!.queue.append(.sleep(SleepNotice(reason: reason, wakeAfterSeconds: wakeAfterSeconds)))
         link!.sleepDeadline = now.advanced(by: profile.sleepGrace)
@@ -71,7 +71,7 @@ public struct DeviceModel: Sendable {
     }
 
     /// Power cycle: boot counter + 1, ticks from zero, event sequence from zero, the link gone, the store kept.
-    public mutating func reboot(at now: LinkInstant) {
+    public mutating func reboot(at now: Timestamp) {
         bootCounter &+= 1
         clock.reboot(at: now)
         nextEventSequence = 0
@@ -81,16 +81,16 @@ public struct DeviceModel: Sendable {
     // MARK: - Link facts
 
     /// The central connected and enabled notifications. The device waits for HELLO (§2.2).
-    public mutating func connected(mtu: Int, at now: LinkInstant) {
+    public mutating func connected(mtu: Int, at now: Timestamp) {
         link = Link(valueSize: FrameEncoder.attValueSize(mtu: mtu))
     }
 
-    public mutating func disconnected(at now: LinkInstant) {
+    public mutating func disconnected(at now: Timestamp) {
         link = nil
     }
 
     /// One ATT write from the gateway.
-    public mutating func received(_ value: some Collection<UInt8>, at now: LinkInstant) -> [DeviceAction] {
+    public mutating func received(_ value: some Collection<UInt8>, at now: Timestamp) -> [DeviceAction] {
         guard link != nil else { return [] }
         link!.decoder.append(value)
         var actions: [DeviceAction] = []
@@ -108,13 +108,13 @@ public struct DeviceModel: Sendable {
     }
 
     /// When `handleTimeout` must run next, if anything is pending.
-    public var nextDeadline: LinkInstant? {
+    public var nextDeadline: Timestamp? {
         guard let link else { return nil }
         let retransmit = link.inFlight.map(\.deadline).min()
         return [retransmit, link.sleepDeadline].compactMap { $0 }.min()
     }
 
-    public mutating func handleTimeout(at now: LinkInstant) -> [DeviceAction] {
+    public mutating func handleTimeout(at now: Timestamp) -> [DeviceAction] {
         guard link != nil else { return [] }
         if let sleepDeadline = link!.sleepDeadline, sleepDeadline <= now {
             link = nil
@@ -133,7 +133,7 @@ public struct DeviceModel: Sendable {
 
     // MARK: - Frames from the gateway
 
-    private mutating func handle(_ frame: Frame, at now: LinkInstant) -> [DeviceAction] {
+    private mutating func handle(_ frame: Frame, at now: Timestamp) -> [DeviceAction] {
         let message: LinkMessage
         do {
             message = try LinkMessage(frame: frame)
@@ -174,7 +174,7 @@ public struct DeviceModel: Sendable {
         }
     }
 
-    private mutating func acceptHello(_ hello: Hello, sequence: SequenceNumber, at now: LinkInstant) -> [DeviceAction] {
+    private mutating func acceptHello(_ hello: Hello, sequence: SequenceNumber, at now: Timestamp) -> [DeviceAction] {
         guard let version = ProtocolVersion.negotiate(profile.versions, hello.versions) else {
             // §6.4: say which versions we speak.
             sendUnreliable(.nack(Nack(sequence: sequence, reason: .unsupportedVersion, detail: [profile.versions.lowerBound, profile.versions.upperBound])))
@@ -195,7 +195,7 @@ public struct DeviceModel: Sendable {
         return []
     }
 
-    private mutating func acknowledge(_ ack: Ack, at now: LinkInstant) -> [DeviceAction] {
+    private mutating func acknowledge(_ ack: Ack, at now: Timestamp) -> [DeviceAction] {
         var actions: [DeviceAction] = []
         var released: [HitEvent] = []
         var sleepAcknowledged = false
@@ -220,7 +220,7 @@ public struct DeviceModel: Sendable {
         return actions
     }
 
-    private mutating func applyNack(_ nack: Nack, at now: LinkInstant) {
+    private mutating func applyNack(_ nack: Nack, at now: Timestamp) {
         guard let index = link!.inFlight.firstIndex(where: { $0.sequence == nack.sequence }) else { return }
         switch nack.reason.senderAction {
         case .retransmitNow:
@@ -249,7 +249,7 @@ public struct DeviceModel: Sendable {
     /// old number are ACKed without being stored, and the ACK of the older report reads as the newer one's. (That
     /// lost the report of version 2 in a VM run: the gateway sends SET_CONFIG as soon as the first report arrives,
     /// before that report's ACK.) The newer report is a frame of its own; only one not yet sent is replaced.
-    private mutating func queueConfigReport(at now: LinkInstant) {
+    private mutating func queueConfigReport(at now: Timestamp) {
         guard link!.version != nil else { return }
         // §8.7: a report still waiting for room in the window answers a repeated request too.
         if let index = link!.queue.firstIndex(where: { if case .config = $0 { true } else { false } }) {
@@ -262,7 +262,7 @@ public struct DeviceModel: Sendable {
     // MARK: - Sending
 
     /// Sends queued reliable frames and stored events while the window has room (§8.6).
-    private mutating func pump(at now: LinkInstant) -> [DeviceAction] {
+    private mutating func pump(at now: Timestamp) -> [DeviceAction] {
         guard link?.version != nil else { return flush() }
         if let hold = link!.holdUntil, hold > now { return flush() }
         while link!.inFlight.count < link!.window {
@@ -365,7 +365,7 @@ extension DeviceModel {
         var item: OutboundItem
         var sequence: SequenceNumber
         var timeout: Duration
-        var deadline: LinkInstant
+        var deadline: Timestamp
     }
 
     /// Everything of one connection; lost on disconnect and reboot.
@@ -380,8 +380,8 @@ extension DeviceModel {
         var outgoing: [UInt8] = []
         /// Settings facts of this step, returned with its notifications.
         var facts: [SettingsFact] = []
-        var holdUntil: LinkInstant?
-        var sleepDeadline: LinkInstant?
+        var holdUntil: Timestamp?
+        var sleepDeadline: Timestamp?
 
         init(valueSize: Int) { self.valueSize = valueSize }
     }

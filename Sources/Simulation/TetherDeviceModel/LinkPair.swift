@@ -39,7 +39,7 @@ public struct LinkPair: Sendable {
         case setDesiredConfig(DeviceConfig)
     }
 
-    public private(set) var now: LinkInstant
+    public private(set) var now: Timestamp
     public private(set) var firmware: DeviceModel
     public private(set) var session: LinkSession
     public private(set) var store = MemoryEventStore()
@@ -59,15 +59,15 @@ public struct LinkPair: Sendable {
     private var random: SplitMix64
     private var queue: [Scheduled] = []
     private var nextOrder = 0
-    private var sessionTimers: [LinkTimer: LinkInstant] = [:]
+    private var sessionTimers: [LinkTimer: Timestamp] = [:]
     private var connected = false
     /// Incremented at every link loss, so values in flight on a dead link are not delivered.
     private var linkEpoch = 0
-    private var lastDelivery: [Direction: LinkInstant] = [:]
-    private var storageFullUntil: LinkInstant?
-    private var sleepingUntil: LinkInstant?
+    private var lastDelivery: [Direction: Timestamp] = [:]
+    private var storageFullUntil: Timestamp?
+    private var sleepingUntil: Timestamp?
 
-    public init(firmware profile: DeviceProfile, configuration: Configuration = Configuration(), seed: UInt64, start: LinkInstant, driftPPM: Double = 0, bootCounter: UInt16 = 1) {
+    public init(firmware profile: DeviceProfile, configuration: Configuration = Configuration(), seed: UInt64, start: Timestamp, driftPPM: Double = 0, bootCounter: UInt16 = 1) {
         self.now = start
         self.configuration = configuration
         self.random = SplitMix64(seed: seed)
@@ -78,12 +78,12 @@ public struct LinkPair: Sendable {
 
     // MARK: - Scripting
 
-    public mutating func schedule(_ action: ScriptedAction, at instant: LinkInstant) {
+    public mutating func schedule(_ action: ScriptedAction, at instant: Timestamp) {
         schedule(.script(action), at: instant)
     }
 
     /// `count` hits, one every `interval` from `start`, with durations and intensities drawn from the seed.
-    public mutating func scheduleHits(count: Int, every interval: Duration, from start: LinkInstant) {
+    public mutating func scheduleHits(count: Int, every interval: Duration, from start: Timestamp) {
         for index in 0..<count {
             let duration = UInt16.random(in: 300...4000, using: &random)
             let intensity = UInt8.random(in: 10...100, using: &random)
@@ -94,7 +94,7 @@ public struct LinkPair: Sendable {
     // MARK: - Running
 
     /// Runs every step due up to and including `deadline`.
-    public mutating func run(until deadline: LinkInstant) {
+    public mutating func run(until deadline: Timestamp) {
         while let (instant, step) = nextStep(notAfter: deadline) {
             now = max(now, instant)
             perform(step)
@@ -122,13 +122,13 @@ public struct LinkPair: Sendable {
     }
 
     private struct Scheduled: Sendable {
-        var at: LinkInstant
+        var at: Timestamp
         var order: Int
         var step: Step
     }
 
     /// Keeps `queue` sorted by (instant, order), so the next step is always its first element.
-    private mutating func schedule(_ step: Step, at instant: LinkInstant) {
+    private mutating func schedule(_ step: Step, at instant: Timestamp) {
         let item = Scheduled(at: instant, order: nextOrder, step: step)
         nextOrder += 1
         var low = 0
@@ -146,9 +146,9 @@ public struct LinkPair: Sendable {
         case firmwareTimeout
     }
 
-    private mutating func nextStep(notAfter deadline: LinkInstant) -> (LinkInstant, Due)? {
-        var best: (LinkInstant, Int, Due)?
-        func consider(_ instant: LinkInstant, _ order: Int, _ due: Due) {
+    private mutating func nextStep(notAfter deadline: Timestamp) -> (Timestamp, Due)? {
+        var best: (Timestamp, Int, Due)?
+        func consider(_ instant: Timestamp, _ order: Int, _ due: Due) {
             guard instant <= deadline else { return }
             if let current = best, (current.0, current.1) <= (instant, order) { return }
             best = (instant, order, due)
@@ -332,10 +332,10 @@ public struct TranscriptEntry: Hashable, Sendable {
         case storageFull(Duration)
     }
 
-    public var at: LinkInstant
+    public var at: Timestamp
     public var event: Event
 
-    public init(at: LinkInstant, event: Event) {
+    public init(at: Timestamp, event: Event) {
         self.at = at
         self.event = event
     }

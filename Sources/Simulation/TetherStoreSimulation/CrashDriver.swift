@@ -77,10 +77,10 @@ public struct CrashDriver {
         var firmware: DeviceModel
         var mtu: Int
         var connected = false
-        var reconnectAt: LinkInstant?
-        var nextHit: LinkInstant
+        var reconnectAt: Timestamp?
+        var nextHit: Timestamp
         /// A reboot or link loss planned for this child's life.
-        var pendingFault: (at: LinkInstant, fault: Fault)?
+        var pendingFault: (at: Timestamp, fault: Fault)?
     }
 
     private struct Run {
@@ -92,7 +92,7 @@ public struct CrashDriver {
         var created: Set<EventKey> = []
         var released: Set<EventKey> = []
         var claimedStored: Set<EventKey> = []
-        var killAt = LinkInstant(nanoseconds: 0)
+        var killAt = Timestamp(nanoseconds: 0)
         let started = WallClock.now()
 
         init(configuration: Configuration) {
@@ -119,7 +119,7 @@ public struct CrashDriver {
             defer { report.elapsed = started.duration(to: WallClock.now()) }
             guard startGateway() else { return }
             scheduleKill()
-            var settleDeadline: LinkInstant?
+            var settleDeadline: Timestamp?
             while true {
                 let now = WallClock.now()
                 let killing = report.kills < configuration.kills
@@ -152,7 +152,7 @@ public struct CrashDriver {
 
         // MARK: Devices
 
-        private mutating func recordDueHits(at now: LinkInstant) {
+        private mutating func recordDueHits(at now: Timestamp) {
             for index in slots.indices where slots[index].nextHit <= now {
                 let duration = UInt16.random(in: 300...4000, using: &random)
                 let intensity = UInt8.random(in: 10...100, using: &random)
@@ -163,7 +163,7 @@ public struct CrashDriver {
             }
         }
 
-        private mutating func fireFirmwareTimers(at now: LinkInstant) {
+        private mutating func fireFirmwareTimers(at now: Timestamp) {
             for index in slots.indices where slots[index].connected {
                 if let deadline = slots[index].firmware.nextDeadline, deadline <= now {
                     apply(slots[index].firmware.handleTimeout(at: now), device: index, at: now)
@@ -171,7 +171,7 @@ public struct CrashDriver {
             }
         }
 
-        private mutating func reconnectDue(at now: LinkInstant) {
+        private mutating func reconnectDue(at now: Timestamp) {
             for index in slots.indices {
                 guard let at = slots[index].reconnectAt, at <= now else { continue }
                 slots[index].reconnectAt = nil
@@ -179,13 +179,13 @@ public struct CrashDriver {
             }
         }
 
-        private mutating func connect(_ index: Int, at now: LinkInstant) {
+        private mutating func connect(_ index: Int, at now: Timestamp) {
             slots[index].firmware.connected(mtu: slots[index].mtu, at: now)
             slots[index].connected = true
             send(.connect(device: index, mtu: slots[index].mtu, address: "02:00:00:00:00:\(String(format: "%02X", index))"))
         }
 
-        private mutating func dropLink(_ index: Int, at now: LinkInstant, tellGateway: Bool) {
+        private mutating func dropLink(_ index: Int, at now: Timestamp, tellGateway: Bool) {
             guard slots[index].connected else { return }
             slots[index].connected = false
             slots[index].firmware.disconnected(at: now)
@@ -193,7 +193,7 @@ public struct CrashDriver {
             slots[index].reconnectAt = now.advanced(by: .milliseconds(30))
         }
 
-        private mutating func apply(_ actions: [DeviceAction], device index: Int, at now: LinkInstant) {
+        private mutating func apply(_ actions: [DeviceAction], device index: Int, at now: Timestamp) {
             for action in actions {
                 switch action {
                 case .notify(let bytes):
@@ -277,7 +277,7 @@ public struct CrashDriver {
         }
 
         /// Reads the gateway's output until `deadline`, acting on each line.
-        private mutating func pump(until deadline: LinkInstant) {
+        private mutating func pump(until deadline: Timestamp) {
             let now = WallClock.now()
             applyDueFaults(at: now)
             let wait = max(0, min(5, (deadline.nanoseconds - now.nanoseconds) / 1_000_000))
@@ -302,7 +302,7 @@ public struct CrashDriver {
             }
         }
 
-        private mutating func applyDueFaults(at now: LinkInstant) {
+        private mutating func applyDueFaults(at now: Timestamp) {
             for index in slots.indices {
                 guard let (at, fault) = slots[index].pendingFault, at <= now else { continue }
                 slots[index].pendingFault = nil
@@ -321,7 +321,7 @@ public struct CrashDriver {
             }
         }
 
-        private func nextDeadline(after now: LinkInstant) -> LinkInstant {
+        private func nextDeadline(after now: Timestamp) -> Timestamp {
             var deadline = now.advanced(by: .milliseconds(5))
             if report.kills < configuration.kills {
                 deadline = min(deadline, killAt)

@@ -56,7 +56,7 @@ public enum CrashGateway {
     struct Device {
         var session: LinkSession
         var address: String
-        var timers: [LinkTimer: LinkInstant] = [:]
+        var timers: [LinkTimer: Timestamp] = [:]
     }
 
     struct Runtime {

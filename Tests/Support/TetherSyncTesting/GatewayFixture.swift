@@ -11,7 +11,7 @@ public final class GatewayFixture: Sendable {
     public let database: GatewayDatabase
 
     /// 2026-11-01T08:00:00Z.
-    public static let start = LinkInstant(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)
+    public static let start = Timestamp(nanoseconds: (1_793_491_200 + 8 * 3600) * 1_000_000_000)
 
     public init(synchronous: GatewayDatabase.Configuration.Synchronous = .full, name: String = "gateway") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-sync-\(UUID().uuidString)").path

@@ -7,7 +7,7 @@ public enum LinkAction: Hashable, Sendable {
     /// Store these items durably, then call `persisted(_:at:)` (or `persistFailed`). ACKs wait for it (§8.2).
     case persist(PersistBatch)
     /// Call `timerFired(_:at:)` at this instant; replaces an earlier deadline of the same timer.
-    case armTimer(LinkTimer, at: LinkInstant)
+    case armTimer(LinkTimer, at: Timestamp)
     case cancelTimer(LinkTimer)
     /// Close the BLE connection.
     case disconnect(DisconnectReason)
@@ -60,8 +60,8 @@ public struct PersistBatch: Hashable, Sendable {
 public enum PersistItem: Hashable, Sendable {
     case deviceInfo(DeviceInfo, negotiatedVersion: UInt8)
     case hit(StoredHit)
-    case battery(serial: String, BatteryStatus, receivedAt: LinkInstant)
-    case sleep(serial: String, SleepNotice, receivedAt: LinkInstant)
+    case battery(serial: String, BatteryStatus, receivedAt: Timestamp)
+    case sleep(serial: String, SleepNotice, receivedAt: Timestamp)
     case reportedConfig(serial: String, DeviceConfig)
     /// A new anchor: the store saves it and re-derives the times of the boot's events (§9.7).
     case anchor(serial: String, TimeAnchor)
@@ -73,10 +73,10 @@ public struct StoredHit: Hashable, Sendable {
     public var ticks: Int64
     public var durationMilliseconds: UInt16
     public var intensity: UInt8
-    public var receivedAt: LinkInstant
+    public var receivedAt: Timestamp
     public var time: TimeEstimate?
 
-    public init(key: EventKey, ticks: Int64, durationMilliseconds: UInt16, intensity: UInt8, receivedAt: LinkInstant, time: TimeEstimate?) {
+    public init(key: EventKey, ticks: Int64, durationMilliseconds: UInt16, intensity: UInt8, receivedAt: Timestamp, time: TimeEstimate?) {
         self.key = key
         self.ticks = ticks
         self.durationMilliseconds = durationMilliseconds

@@ -4,7 +4,7 @@ import TetherPrimitives
 extension LinkSession {
     // MARK: - Decoding
 
-    mutating func decodeBuffered(_ connection: inout Connection, at now: LinkInstant) -> LinkFate {
+    mutating func decodeBuffered(_ connection: inout Connection, at now: Timestamp) -> LinkFate {
         var batch = BatchBuilder()
         var ackDue = false
         while true {
@@ -41,7 +41,7 @@ extension LinkSession {
         actions.append(.report(.rejected(error, nack: nack)))
     }
 
-    private mutating func handle(_ frame: Frame, _ connection: inout Connection, at now: LinkInstant, batch: inout BatchBuilder, ackDue: inout Bool) -> LinkFate {
+    private mutating func handle(_ frame: Frame, _ connection: inout Connection, at now: Timestamp, batch: inout BatchBuilder, ackDue: inout Bool) -> LinkFate {
         let header = frame.header
         let sequence = header.sequence
         let consumesSequence = MessageType.consumesDeviceSequence(typeCode: header.type)

@@ -4,7 +4,7 @@ import TetherPrimitives
 extension LinkSession {
     var serial: String { deviceInfo?.serial ?? history.serial ?? "" }
 
-    mutating func acceptDeviceInfo(_ info: DeviceInfo, frameVersion: UInt8, sequence: SequenceNumber, _ connection: inout Connection, at now: LinkInstant, batch: inout BatchBuilder) -> LinkFate {
+    mutating func acceptDeviceInfo(_ info: DeviceInfo, frameVersion: UInt8, sequence: SequenceNumber, _ connection: inout Connection, at now: Timestamp, batch: inout BatchBuilder) -> LinkFate {
         // §6.1: the device chooses; its choice must lie in both ranges.
         guard configuration.versions.contains(frameVersion), info.versions.contains(frameVersion) else {
             sendNack(Nack(sequence: sequence, reason: .unsupportedVersion, detail: [configuration.versions.lowerBound, configuration.versions.upperBound]), &connection)

@@ -5,7 +5,7 @@ import TetherPrimitives
 extension LinkSession {
     // MARK: - Events and other stored frames
 
-    mutating func acceptHit(_ hit: HitEvent, version: UInt8, sequence: SequenceNumber, _ connection: inout Connection, at now: LinkInstant, batch: inout BatchBuilder, ackDue: inout Bool) {
+    mutating func acceptHit(_ hit: HitEvent, version: UInt8, sequence: SequenceNumber, _ connection: inout Connection, at now: Timestamp, batch: inout BatchBuilder, ackDue: inout Bool) {
         if noteBoot(hit.bootCounter, serial: serial) {
             startTimeSyncBurst(&connection, at: now)  // §9.1: a reboot we learn of from an event needs new anchors
         }

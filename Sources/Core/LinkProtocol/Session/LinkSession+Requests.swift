@@ -3,17 +3,17 @@ import TetherPrimitives
 // and the settings the gateway wants on the device (§7.11).
 
 extension LinkSession {
-    mutating func enqueueRequest(_ message: LinkMessage, _ connection: inout Connection, at now: LinkInstant) {
+    mutating func enqueueRequest(_ message: LinkMessage, _ connection: inout Connection, at now: Timestamp) {
         connection.queuedRequests.append(message)
         if connection.request == nil { sendNextRequest(&connection, at: now) }
     }
 
-    private mutating func sendNextRequest(_ connection: inout Connection, at now: LinkInstant) {
+    private mutating func sendNextRequest(_ connection: inout Connection, at now: Timestamp) {
         guard connection.request == nil, !connection.queuedRequests.isEmpty else { return }
         startRequest(connection.queuedRequests.removeFirst(), &connection, at: now)
     }
 
-    mutating func startRequest(_ message: LinkMessage, _ connection: inout Connection, at now: LinkInstant) {
+    mutating func startRequest(_ message: LinkMessage, _ connection: inout Connection, at now: Timestamp) {
         let sequence = connection.allocateSequence()
         connection.request = OutstandingRequest(
             message: message, sequence: sequence, attempts: 1, acceptedAtSend: connection.window.accepted)
@@ -24,7 +24,7 @@ extension LinkSession {
         actions.append(.armTimer(.request, at: now.advanced(by: configuration.requestTimeout)))
     }
 
-    mutating func retryRequest(_ connection: inout Connection, at now: LinkInstant) -> LinkFate {
+    mutating func retryRequest(_ connection: inout Connection, at now: Timestamp) -> LinkFate {
         guard var request = connection.request else { return .kept }
         // §8.7: a busy device is not an unresponsive one. The answer is a reliable frame and queues behind the
         // device's full window (§8.6), which moves only as the gateway stores and ACKs what fills it. So an
@@ -56,7 +56,7 @@ extension LinkSession {
     }
 
     /// A NACK from the device names a request of ours, a TIME_SYNC_REQUEST, or something it no longer waits on.
-    mutating func handleNack(_ nack: Nack, _ connection: inout Connection, at now: LinkInstant) -> LinkFate {
+    mutating func handleNack(_ nack: Nack, _ connection: inout Connection, at now: Timestamp) -> LinkFate {
         actions.append(.report(.nackReceived(nack)))
         guard let request = connection.request, request.sequence == nack.sequence else {
             timeSyncRequestRefused(nack, &connection, at: now)
@@ -79,7 +79,7 @@ extension LinkSession {
 
     // MARK: - Settings (§7.11)
 
-    mutating func completeConfigRequest(_ connection: inout Connection, at now: LinkInstant) {
+    mutating func completeConfigRequest(_ connection: inout Connection, at now: Timestamp) {
         if let request = connection.request {
             switch request.message {
             case .getConfig, .setConfig:
@@ -93,7 +93,7 @@ extension LinkSession {
     }
 
     /// Sends SET_CONFIG when the device reports another version than the desired one (§7.11).
-    mutating func applyDesiredConfigIfNeeded(_ connection: inout Connection, at now: LinkInstant) {
+    mutating func applyDesiredConfigIfNeeded(_ connection: inout Connection, at now: Timestamp) {
         guard let desired = desiredConfig, let reported = reportedConfig, reported.version != desired.version else { return }
         let alreadyAsked = connection.queuedRequests.contains(.setConfig(desired)) || connection.request?.message == .setConfig(desired)
         guard !alreadyAsked else { return }

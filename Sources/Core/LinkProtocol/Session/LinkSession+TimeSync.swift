@@ -2,13 +2,13 @@ import TetherPrimitives
 // Time sync (§9): bursts of TIME_SYNC_REQUEST, the fastest sample of a burst as the boot's anchor.
 
 extension LinkSession {
-    mutating func startTimeSyncBurst(_ connection: inout Connection, at now: LinkInstant) {
+    mutating func startTimeSyncBurst(_ connection: inout Connection, at now: Timestamp) {
         anchorFastestSample(&connection)  // §9.3: a burst cut short by a reboot still anchors the boot it measured
         connection.timeSync = TimeSyncState(remaining: configuration.timeSyncBurst)
         sendTimeSyncRequest(&connection, at: now)
     }
 
-    private mutating func sendTimeSyncRequest(_ connection: inout Connection, at now: LinkInstant) {
+    private mutating func sendTimeSyncRequest(_ connection: inout Connection, at now: Timestamp) {
         let sequence = connection.allocateSequence()
         connection.timeSync.outstanding = (sequence, now)
         send(.timeSyncRequest, sequence: sequence, &connection)
@@ -16,7 +16,7 @@ extension LinkSession {
     }
 
     /// The time-sync timer: a timeout if a request is outstanding, else the next step of the burst or the next burst.
-    mutating func advanceTimeSync(_ connection: inout Connection, at now: LinkInstant) {
+    mutating func advanceTimeSync(_ connection: inout Connection, at now: Timestamp) {
         guard case .established = connection.handshake else { return }
         if let outstanding = connection.timeSync.outstanding {
             actions.append(.report(.timeSyncLost(request: outstanding.sequence)))
@@ -32,7 +32,7 @@ extension LinkSession {
         }
     }
 
-    mutating func acceptTimeSyncResponse(_ response: TimeSyncResponse, _ connection: inout Connection, at now: LinkInstant) {
+    mutating func acceptTimeSyncResponse(_ response: TimeSyncResponse, _ connection: inout Connection, at now: Timestamp) {
         guard let outstanding = connection.timeSync.outstanding, outstanding.sequence == response.requestSequence else {
             return  // an answer to a request we gave up on: its delay is unknown (§8.7)
         }
@@ -57,14 +57,14 @@ extension LinkSession {
     }
 
     /// A NACK of the outstanding TIME_SYNC_REQUEST makes it a lost sample; the burst goes on after the spacing.
-    mutating func timeSyncRequestRefused(_ nack: Nack, _ connection: inout Connection, at now: LinkInstant) {
+    mutating func timeSyncRequestRefused(_ nack: Nack, _ connection: inout Connection, at now: Timestamp) {
         guard let outstanding = connection.timeSync.outstanding, outstanding.sequence == nack.sequence else { return }
         connection.timeSync.outstanding = nil
         connection.timeSync.remaining -= 1
         actions.append(.armTimer(.timeSync, at: now.advanced(by: configuration.timeSyncSpacing)))
     }
 
-    private mutating func finishTimeSyncBurst(_ connection: inout Connection, at now: LinkInstant) {
+    private mutating func finishTimeSyncBurst(_ connection: inout Connection, at now: Timestamp) {
         let anchored = anchorFastestSample(&connection)
         connection.timeSync = TimeSyncState(remaining: 0, inBurst: false)
         // §9.1: a burst that produced nothing is tried again soon, not after the full interval: events of this
@@ -93,7 +93,7 @@ extension LinkSession {
     struct TimeSyncState: Sendable {
         var remaining: Int
         var inBurst = true
-        var outstanding: (sequence: SequenceNumber, sentAt: LinkInstant)?
+        var outstanding: (sequence: SequenceNumber, sentAt: Timestamp)?
         var samples: [TimeSyncSample] = []
     }
 }

@@ -75,7 +75,7 @@ public struct LinkSession: Sendable {
     // MARK: - Inputs
 
     /// The BLE link is up and the gateway is subscribed to TX (§2.2).
-    public mutating func connected(mtu: Int, at now: LinkInstant) -> [LinkAction] {
+    public mutating func connected(mtu: Int, at now: Timestamp) -> [LinkAction] {
         switch state {
         case .idle, .closing:
             break
@@ -106,19 +106,19 @@ public struct LinkSession: Sendable {
     }
 
     /// One ATT notification from TX.
-    public mutating func received(_ value: [UInt8], at now: LinkInstant) -> [LinkAction] {
+    public mutating func received(_ value: [UInt8], at now: Timestamp) -> [LinkAction] {
         receivedSpecialized(value, at: now)
     }
 
     /// One ATT notification from TX, from any byte collection.
-    public mutating func received(_ value: some Collection<UInt8>, at now: LinkInstant) -> [LinkAction] {
+    public mutating func received(_ value: some Collection<UInt8>, at now: Timestamp) -> [LinkAction] {
         receivedSpecialized(value, at: now)
     }
 
     // A concrete `[UInt8]` entry point: called across modules, the generic one runs unspecialised (measured: a
     // quarter of the decode time went to witness calls).
     @inline(__always)
-    private mutating func receivedSpecialized(_ value: some Collection<UInt8>, at now: LinkInstant) -> [LinkAction] {
+    private mutating func receivedSpecialized(_ value: some Collection<UInt8>, at now: Timestamp) -> [LinkAction] {
         switch state {
         case .idle, .closing:
             return []  // bytes after we gave the link up carry nothing we may act on
@@ -133,7 +133,7 @@ public struct LinkSession: Sendable {
     }
 
     /// The store committed a batch durably: its frames may now be acknowledged (§8.2).
-    public mutating func persisted(_ batch: PersistBatch.ID, at now: LinkInstant) -> [LinkAction] {
+    public mutating func persisted(_ batch: PersistBatch.ID, at now: Timestamp) -> [LinkAction] {
         batchStored(batch)
         switch state {
         case .idle, .closing:
@@ -148,7 +148,7 @@ public struct LinkSession: Sendable {
     }
 
     /// The store could not commit a batch (§8.10): nothing in it is acknowledged; the device keeps it.
-    public mutating func persistFailed(_ batch: PersistBatch.ID, reason: StorageFailure, at now: LinkInstant) -> [LinkAction] {
+    public mutating func persistFailed(_ batch: PersistBatch.ID, reason: StorageFailure, at now: Timestamp) -> [LinkAction] {
         batchRefused(batch)
         switch state {
         case .idle, .closing:
@@ -162,7 +162,7 @@ public struct LinkSession: Sendable {
         return drainActions()
     }
 
-    public mutating func timerFired(_ timer: LinkTimer, at now: LinkInstant) -> [LinkAction] {
+    public mutating func timerFired(_ timer: LinkTimer, at now: Timestamp) -> [LinkAction] {
         switch state {
         case .idle, .closing:
             return []  // every timer belongs to a link, and its end cancelled them
@@ -187,7 +187,7 @@ public struct LinkSession: Sendable {
     }
 
     /// The link is down. Unacknowledged frames are the device's to resend (§11).
-    public mutating func disconnected(at now: LinkInstant) -> [LinkAction] {
+    public mutating func disconnected(at now: Timestamp) -> [LinkAction] {
         switch state {
         case .idle, .closing:
             break
@@ -200,7 +200,7 @@ public struct LinkSession: Sendable {
 
     /// Settings a technician or the backend wants on the device (§7.11). Sent now if connected, else on connect.
     /// Settings outside §7.11's ranges are refused here, with the key named, and never sent.
-    public mutating func desiredConfigChanged(_ config: DeviceConfig, at now: LinkInstant) -> [LinkAction] {
+    public mutating func desiredConfigChanged(_ config: DeviceConfig, at now: Timestamp) -> [LinkAction] {
         do {
             try config.settings.validate()
         } catch {

@@ -24,14 +24,14 @@ public struct TimeAnchor: Hashable, Sendable, Codable {
 public struct TimeSyncSample: Hashable, Sendable {
     public var bootCounter: UInt16
     /// t1: the gateway wrote the request.
-    public var requestSentAt: LinkInstant
+    public var requestSentAt: Timestamp
     /// t4: the gateway received the response.
-    public var responseReceivedAt: LinkInstant
+    public var responseReceivedAt: Timestamp
     /// T2, T3 widened past the tick wrap: device milliseconds since boot.
     public var deviceReceiveTicks: Int64
     public var deviceTransmitTicks: Int64
 
-    public init(bootCounter: UInt16, requestSentAt: LinkInstant, responseReceivedAt: LinkInstant, deviceReceiveTicks: Int64, deviceTransmitTicks: Int64) {
+    public init(bootCounter: UInt16, requestSentAt: Timestamp, responseReceivedAt: Timestamp, deviceReceiveTicks: Int64, deviceTransmitTicks: Int64) {
         self.bootCounter = bootCounter
         self.requestSentAt = requestSentAt
         self.responseReceivedAt = responseReceivedAt

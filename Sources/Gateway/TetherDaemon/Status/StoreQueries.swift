@@ -12,9 +12,9 @@ public struct StoreQueries: Sendable {
     public let registry: DeviceRegistry
     public let settings: DeviceSettingsService
     public let consumption: ConsumptionService
-    let clock: @Sendable () -> LinkInstant
+    let clock: @Sendable () -> Timestamp
 
-    public init(database: GatewayDatabase, committer: GroupCommitter, consumption: ConsumptionService, clock: @escaping @Sendable () -> LinkInstant = WallClock.now) {
+    public init(database: GatewayDatabase, committer: GroupCommitter, consumption: ConsumptionService, clock: @escaping @Sendable () -> Timestamp = WallClock.now) {
         self.database = database
         self.committer = committer
         self.consumption = consumption
@@ -24,7 +24,7 @@ public struct StoreQueries: Sendable {
         self.clock = clock
     }
 
-    public var now: LinkInstant { clock() }
+    public var now: Timestamp { clock() }
 
     public struct Summary: Hashable, Sendable {
         public var outbox: OutboxCounts

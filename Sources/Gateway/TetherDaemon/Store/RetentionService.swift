@@ -9,7 +9,7 @@ import TetherPrimitives
 struct RetentionService: Service {
     let retention: Retention
     let interval: Duration
-    let clock: @Sendable () -> LinkInstant
+    let clock: @Sendable () -> Timestamp
     let logger: Logger
 
     func run() async throws {

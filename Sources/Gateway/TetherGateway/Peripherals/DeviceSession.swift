@@ -40,7 +40,7 @@ final class DeviceSession: PeripheralSession {
         var framesSent: UInt64 = 0
         var notifyMethod: GatewayDevice.NotifyMethod?
         var mtu: Int?
-        var lastSeenAt: LinkInstant?
+        var lastSeenAt: Timestamp?
         var linksEstablished: UInt64 = 0
         var linkIsUp = false
         var batchesInFlight = 0
