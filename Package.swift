@@ -61,6 +61,10 @@ let core: [Target] = [
         dependencies: ["TetherSettings", "TetherPrimitives", crypto],
         path: "Sources/Core/SyncContract"
     ),
+
+    // Standard Bluetooth SIG health profiles, pure: the characteristics' wire forms (IEEE-11073 SFLOAT/FLOAT with
+    // their special values, units as reported and in UCUM), the RACP client and the device-time derivation.
+    .target(name: "HealthProfiles", dependencies: ["TetherPrimitives"], path: "Sources/Core/HealthProfiles"),
 ]
 
 // MARK: - 2. Bus: D-Bus and BlueZ
@@ -238,6 +242,7 @@ let tests: [Target] = [
     .testTarget(name: "TetherTestSupportTests", dependencies: ["TetherTestSupport"]),
     .testTarget(name: "TetherPrimitivesTests", dependencies: ["TetherPrimitives"]),
     .testTarget(name: "LinkProtocolTests", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"]),
+    .testTarget(name: "HealthProfilesTests", dependencies: ["HealthProfiles", "TetherPrimitives"]),
     .testTarget(name: "ConnectionSupervisorTests", dependencies: ["ConnectionSupervisor", "TetherPrimitives"]),
     .testTarget(name: "TetherDeviceModelTests", dependencies: ["TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"]),
     .testTarget(
@@ -326,6 +331,7 @@ let package = Package(
         .library(name: "LinkProtocol", targets: ["LinkProtocol"]),
         .library(name: "ConnectionSupervisor", targets: ["ConnectionSupervisor"]),
         .library(name: "SyncContract", targets: ["SyncContract"]),
+        .library(name: "HealthProfiles", targets: ["HealthProfiles"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "TetherStore", targets: ["TetherStore"]),
