@@ -7,7 +7,7 @@ import TetherPrimitives
 
 @Suite("Migrations: from empty, from a populated first version, and v1 frozen")
 struct MigrationTests {
-    static let tables = ["boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "outboxCommand", "peripheral", "syncCursor", "timeAnchor"]
+    static let tables = ["boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "outboxCommand", "outboxEntityType", "peripheral", "syncCursor", "timeAnchor"]
 
     /// The schema text of a database migrated up to `migration`, in a stable order.
     static func schema(upTo migration: String) throws -> String {
@@ -27,7 +27,7 @@ struct MigrationTests {
     }
 
     /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry"]
+    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -143,10 +143,54 @@ struct MigrationTests {
         #expect(Set(peripherals.map(\.uid)).count == 2)
         #expect(peripherals.map(\.firstSeenAt) == [1793520000000000000, 1793520100000000000])
         #expect(peripherals[0].lastSeenAt == 1793520060000000000)
+        // v5: the command kept its seq through the outbox table's rebuild, and the next one comes after it.
+        let commands = try Outbox(database: database).commands(for: .consumptionEvent(EventKey(serial: "OLD-1", bootCounter: 4, sequence: 1)))
+        #expect(commands.map(\.seq) == [1])
         // And it keeps working: a duplicate is recognised, a new event stored.
         let outcome = try store([.hit(hit("OLD-1", boot: 4, sequence: 1)), .hit(hit("OLD-1", boot: 4, sequence: 2))], in: service)
         #expect(outcome.duplicateEvents.map(\.sequence) == [1])
         #expect(outcome.storedEvents.map(\.sequence) == [2])
+    }
+
+    /// v5 rebuilt `outboxCommand`; SQLite drops a table's AUTOINCREMENT counter with it. Commands pruned before the
+    /// upgrade must not have their seq handed out again (seq is push order; the backend's logs name it).
+    @Test("v5 carries the outbox's seq counter over, even when every command had been pruned")
+    func outboxSequenceSurvivesTheRebuild() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v4.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Migrations.migrator.migrate(queue, upTo: "v4-peripheral-registry")
+            try queue.write { db in
+                for n in 1...7 {
+                    try db.execute(sql: """
+                        INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, nextAttemptAt, createdAt, updatedAt)
+                        VALUES (?, 'device', ?, 'create', '{}', 0, 0, 0)
+                        """, arguments: ["0190a000-0000-7000-8000-00000000000\(n)", "D\(n)"])
+                }
+                try db.execute(sql: "DELETE FROM outboxCommand")
+            }
+        }
+        let database = try GatewayDatabase(path: path)
+        let seq = try database.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'outboxCommand'") }
+        #expect(seq == 7)
+        let next = try database.write { db in
+            try db.execute(sql: """
+                INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, nextAttemptAt, createdAt, updatedAt)
+                VALUES ('0190a000-0000-7000-8000-000000000008', 'device', 'D8', 'create', '{}', 0, 0, 0)
+                """)
+            return db.lastInsertedRowID
+        }
+        #expect(next == 8)
+    }
+
+    /// A kind of outbox entity is a case of `OutboxEntity.Kind` and a row of `outboxEntityType`: a case without its
+    /// row could never be enqueued (the foreign key refuses it), and a row without its case could never be read.
+    @Test("every kind of outbox entity has its row in outboxEntityType, and nothing else does")
+    func outboxEntityTypesMatchTheKinds() throws {
+        let database = try GatewayDatabase.inMemory()
+        let names = try database.read { db in try String.fetchAll(db, sql: "SELECT name FROM outboxEntityType ORDER BY name") }
+        #expect(names == OutboxEntity.Kind.allCases.map(\.rawValue).sorted())
     }
 
     @Test("a read-only opening (the CLI) reads a migrated database and refuses an unmigrated one")
@@ -175,6 +219,7 @@ struct MigrationTests {
             "INSERT INTO boot (deviceId, bootCounter, firstSeenAt) VALUES (999, 1, 1)",
             "INSERT INTO consumptionEvent (deviceId, bootCounter, sequence, ticks, durationMilliseconds, intensity, receivedAt) VALUES (1, 1, 0, 0, 0, 101, 0)",
             "INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, nextAttemptAt, createdAt, updatedAt) VALUES ('short', 'device', 'X', 'create', '{}', 0, 0, 0)",
+            "INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, nextAttemptAt, createdAt, updatedAt) VALUES ('0190a000-0000-7000-8000-000000000003', 'sample', 'X', 'create', '{}', 0, 0, 0)",
             "INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, nextAttemptAt, createdAt, updatedAt) VALUES ('0190a000-0000-7000-8000-000000000001', 'device', 'X', 'create', 'not json', 0, 0, 0)",
             "INSERT INTO outboxCommand (id, entityType, entityId, operation, payload, status, nextAttemptAt, createdAt, updatedAt) VALUES ('0190a000-0000-7000-8000-000000000002', 'device', 'X', 'create', '{}', 'in_progress', 0, 0, 0)",
         ]

@@ -13,6 +13,7 @@ enum Migrations {
         migrator.registerMigration("v2-outbox-ready-index", migrate: v2OutboxReadyIndex)
         migrator.registerMigration("v3-settings-server-base", migrate: v3SettingsServerBase)
         migrator.registerMigration("v4-peripheral-registry", migrate: v4PeripheralRegistry)
+        migrator.registerMigration("v5-outbox-entity-types", migrate: v5OutboxEntityTypes)
         return migrator
     }
 
@@ -206,6 +207,65 @@ enum Migrations {
                     VALUES (?, ?, '["tether-link"]', ?, ?, ?)
                     """,
                 arguments: [uid, device["address"] as String?, device["id"] as Int64, firstSeenAt, device["lastSeenAt"] as Int64])
+        }
+    }
+
+    /// Issue 12 ("One gateway, many kinds of device"): v1 listed the outbox's entity types in a CHECK, and SQLite
+    /// can change a CHECK only by rebuilding the table, so every new kind of entity would have meant a rebuild. The
+    /// types become rows of `outboxEntityType` that `outboxCommand.entityType` references: a later kind is one
+    /// INSERT in its own migration (and its case in `OutboxEntity`), and SQLite still refuses an unknown type.
+    ///
+    /// The rebuild follows SQLite's "Making Other Kinds Of Table Schema Changes" (lang_altertable.html §7): new
+    /// table, copy, drop, rename, indexes again. GRDB runs a migration with foreign keys checked at its end. The
+    /// AUTOINCREMENT counter is carried over, so a seq the old table handed out (and then pruned) is never reused.
+    private static func v5OutboxEntityTypes(_ db: Database) throws {
+        let lastSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'outboxCommand'")
+        try db.execute(sql: """
+            CREATE TABLE outboxEntityType (
+                name TEXT PRIMARY KEY CHECK (length(name) > 0)
+            ) STRICT, WITHOUT ROWID;
+            INSERT INTO outboxEntityType (name) VALUES ('device'), ('consumptionEvent'), ('deviceTelemetry'), ('deviceSettings');
+
+            CREATE TABLE outboxCommandNew (
+                -- Enqueue order; commands of one entity are pushed in this order.
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                -- UUIDv7, the idempotency key the backend deduplicates on.
+                id TEXT NOT NULL UNIQUE CHECK (length(id) = 36),
+                entityType TEXT NOT NULL REFERENCES outboxEntityType(name),
+                entityId TEXT NOT NULL CHECK (length(entityId) > 0),
+                operation TEXT NOT NULL CHECK (operation IN ('create', 'update', 'delete')),
+                payload TEXT NOT NULL CHECK (json_valid(payload)),
+                status TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (status IN ('pending', 'in_progress', 'failed', 'conflict', 'dead_letter')),
+                attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                nextAttemptAt INTEGER NOT NULL,
+                -- Set when the command first left the gateway: from then on it is never coalesced or rewritten.
+                firstAttemptAt INTEGER,
+                leaseToken TEXT,
+                leaseExpiresAt INTEGER,
+                lastError TEXT,
+                createdAt INTEGER NOT NULL,
+                updatedAt INTEGER NOT NULL,
+                CHECK ((status = 'in_progress') = (leaseToken IS NOT NULL)),
+                CHECK ((leaseToken IS NULL) = (leaseExpiresAt IS NULL)),
+                CHECK (attempts = 0 OR firstAttemptAt IS NOT NULL)
+            ) STRICT;
+            INSERT INTO outboxCommandNew (seq, id, entityType, entityId, operation, payload, status, attempts, nextAttemptAt,
+                                          firstAttemptAt, leaseToken, leaseExpiresAt, lastError, createdAt, updatedAt)
+                SELECT seq, id, entityType, entityId, operation, payload, status, attempts, nextAttemptAt,
+                       firstAttemptAt, leaseToken, leaseExpiresAt, lastError, createdAt, updatedAt
+                FROM outboxCommand ORDER BY seq;
+            DROP TABLE outboxCommand;
+            ALTER TABLE outboxCommandNew RENAME TO outboxCommand;
+            CREATE INDEX outboxCommandEntity ON outboxCommand(entityType, entityId, seq);
+            CREATE INDEX outboxCommandStatus ON outboxCommand(status, nextAttemptAt);
+            CREATE INDEX outboxCommandReady ON outboxCommand(seq) WHERE status IN ('pending', 'failed');
+            """)
+        if let lastSeq {
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'outboxCommand'", arguments: [lastSeq])
+            if db.changesCount == 0 {  // every row had been pruned: the copy inserted none, so there is no counter yet
+                try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('outboxCommand', ?)", arguments: [lastSeq])
+            }
         }
     }
 }

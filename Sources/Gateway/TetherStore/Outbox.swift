@@ -413,36 +413,14 @@ public struct Outbox: Sendable {
 
     /// The backend has everything about this entity: retention may prune it once it is old enough.
     private static func markSynced(_ db: Database, _ entity: OutboxEntity, at now: Timestamp) throws {
-        switch entity {
-        case .consumptionEvent(let key):
-            try db.cachedStatement(sql: """
-                UPDATE consumptionEvent SET syncedAt = ?
-                WHERE deviceId = (SELECT id FROM device WHERE serial = ?) AND bootCounter = ? AND sequence = ?
-                """).execute(arguments: [now.nanoseconds, key.serial, key.bootCounter, key.sequence])
-        case .telemetry(let serial, let kind, let receivedAt):
-            try db.cachedStatement(sql: """
-                UPDATE deviceTelemetry SET syncedAt = ?
-                WHERE deviceId = (SELECT id FROM device WHERE serial = ?) AND kind = ? AND receivedAt = ?
-                """).execute(arguments: [now.nanoseconds, serial, kind.rawValue, receivedAt])
-        case .device, .deviceSettings:
-            break  // never pruned
-        }
+        guard let row = entity.retainedRow else { return }
+        try db.cachedStatement(sql: "UPDATE \(row.table) SET syncedAt = ? WHERE \(row.match)")
+            .execute(arguments: [now.nanoseconds] + row.arguments)
     }
 
+    /// A new command about the entity: retention must keep it until the backend has that one too.
     private static func markUnsynced(_ db: Database, _ entity: OutboxEntity) throws {
-        switch entity {
-        case .consumptionEvent(let key):
-            try db.execute(sql: """
-                UPDATE consumptionEvent SET syncedAt = NULL
-                WHERE deviceId = (SELECT id FROM device WHERE serial = ?) AND bootCounter = ? AND sequence = ?
-                """, arguments: [key.serial, key.bootCounter, key.sequence])
-        case .telemetry(let serial, let kind, let receivedAt):
-            try db.execute(sql: """
-                UPDATE deviceTelemetry SET syncedAt = NULL
-                WHERE deviceId = (SELECT id FROM device WHERE serial = ?) AND kind = ? AND receivedAt = ?
-                """, arguments: [serial, kind.rawValue, receivedAt])
-        case .device, .deviceSettings:
-            break
-        }
+        guard let row = entity.retainedRow else { return }
+        try db.cachedStatement(sql: "UPDATE \(row.table) SET syncedAt = NULL WHERE \(row.match)").execute(arguments: row.arguments)
     }
 }

@@ -3,6 +3,11 @@ import LinkProtocol
 
 /// What an outbox command is about, named the way the backend names it: by stable public identities (a serial,
 /// an event key), never by local row ids, so a rebuilt gateway database sends the same ids.
+///
+/// Everything the outbox needs to know about a kind of entity is here: its name, its id's text form, and the row
+/// retention may prune once the backend has it. A new kind is a case here, its name inserted into
+/// `outboxEntityType` by a migration (`OutboxEntityTypeTests` holds the two lists equal), and its type in
+/// SyncContract's `EntityType`; `Outbox` itself does not change.
 public enum OutboxEntity: Hashable, Sendable, CustomStringConvertible {
     case device(serial: String)
     case consumptionEvent(EventKey)
@@ -53,6 +58,32 @@ public enum OutboxEntity: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(kind.rawValue) \(id)" }
+
+    /// The row that holds this entity's data and a `syncedAt` column, once the backend has every command about it
+    /// (retention prunes synced rows when they are old enough); nil for entities that are never pruned.
+    var retainedRow: RetainedRow? {
+        switch self {
+        case .consumptionEvent(let key):
+            RetainedRow(
+                table: "consumptionEvent",
+                match: "deviceId = (SELECT id FROM device WHERE serial = ?) AND bootCounter = ? AND sequence = ?",
+                arguments: [key.serial, key.bootCounter, key.sequence])
+        case .telemetry(let serial, let kind, let receivedAt):
+            RetainedRow(
+                table: "deviceTelemetry",
+                match: "deviceId = (SELECT id FROM device WHERE serial = ?) AND kind = ? AND receivedAt = ?",
+                arguments: [serial, kind.rawValue, receivedAt])
+        case .device, .deviceSettings:
+            nil
+        }
+    }
+
+    /// A table and the WHERE clause that finds one entity's row in it (`retainedRow`).
+    struct RetainedRow {
+        let table: String
+        let match: String
+        let arguments: StatementArguments
+    }
 
     private static func split(_ id: String) -> (String, String, String)? {
         guard let lastSlash = id.lastIndex(of: "/") else { return nil }
