@@ -130,15 +130,15 @@ let gateway: [Target] = [
     // io.tether.PairingPrompt1 object a caller exports while pairing.
     .target(name: "TetherControlClient", dependencies: ["ControlContract", "DBus"], path: "Sources/Gateway/TetherControlClient"),
 
-    // Firmware transcripts: the text format, the replayer that drives them through a real gateway session, the
-    // outcome it reports, and the scenarios that recorded Firmware-fixtures/.
+    // Firmware transcripts: the text format, the replayer that drives them through a real gateway session, and
+    // the outcome it reports. The link core only: the CLI that links it carries no device model.
     .target(
-        name: "TetherReplay", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherDeviceModel"],
+        name: "TetherReplay", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Gateway/TetherReplay"
     ),
 
     // The technician CLI's command tree. It reaches tetherd through TetherControlClient; only `replay` links the
-    // link core (TetherReplay) and only `outbox`/`dead-letters` read the database (TetherStore, read-only).
+    // link core (TetherReplay) and only `outbox`/`dead-letters` and `replay --db` open the database (TetherStore).
     .target(
         name: "TetherCLI",
         dependencies: ["TetherReplay", "TetherStore", "ControlContract", "TetherControlClient", "DBus", argumentParser],
@@ -184,6 +184,13 @@ let simulation: [Target] = [
         path: "Sources/Simulation/TetherPeripheral"
     ),
 
+    // The scenarios that recorded Firmware-fixtures/: the device model through LinkPair, written as transcripts
+    // with their expected outcomes and checked against the replay before they are written (tether-fixtures).
+    .target(
+        name: "TetherFixtures", dependencies: ["TetherReplay", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        path: "Sources/Simulation/TetherFixtures"
+    ),
+
     // Drives the device model against a real store across process kills: the gateway child and the parent that plays
     // the devices and SIGKILLs it (the crash test and scripts' crash soak).
     .target(
@@ -208,7 +215,7 @@ let executables: [Target] = [
     ),
     // Regenerates Firmware-fixtures/ from the device model. Run by developers, never by CI.
     .executableTarget(
-        name: "TetherFixturesCommand", dependencies: ["TetherReplay", argumentParser], path: "Sources/Executables/tether-fixtures"
+        name: "TetherFixturesCommand", dependencies: ["TetherFixtures", argumentParser], path: "Sources/Executables/tether-fixtures"
     ),
     .executableTarget(
         name: "TetherStoreCrashTest", dependencies: ["TetherStoreSimulation"], path: "Sources/Executables/tether-store-crashtest"

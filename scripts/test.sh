@@ -23,6 +23,9 @@ if $ci; then export TETHER_REQUIRE_REAL_BLUEZ="${TETHER_REQUIRE_REAL_BLUEZ:-1}";
 
 echo "== swift build --build-tests"
 swift build --build-tests
+# What ships (Core, Bus, Gateway, Backend) never links the simulators or test support, and the cores stay pure.
+echo "== layering (scripts/ci/check-layers.py)"
+swift package dump-package | python3 scripts/ci/check-layers.py
 # The Benchmarks/ and Fuzz/ packages are built by their own runners, not here: at least their manifests must stay
 # valid against this package's products (a broken one went unnoticed once).
 echo "== Benchmarks/ and Fuzz/ manifests"

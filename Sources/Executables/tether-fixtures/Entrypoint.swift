@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TetherFixtures
 import TetherReplay
 
 /// `tether-fixtures generate DIR`: records every scenario with the firmware model and writes NAME.transcript and

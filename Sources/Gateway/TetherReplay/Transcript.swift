@@ -1,5 +1,4 @@
 import LinkProtocol
-import TetherDeviceModel
 import TetherPrimitives
 
 /// A recorded link session: what the gateway and the device received, with relative times.

@@ -1,5 +1,4 @@
 import LinkProtocol
-import TetherDeviceModel
 import TetherPrimitives
 
 /// Drives a transcript's device-to-gateway values through a real `LinkSession` at their recorded times, with

@@ -1,5 +1,6 @@
 import Foundation
 import LinkProtocol
+import TetherReplay
 
 /// Records scenarios into transcript files with their expected outcomes, and checks each recording against the
 /// invariants before it is written: nothing ACKed before it was stored, and the replay of the written transcript

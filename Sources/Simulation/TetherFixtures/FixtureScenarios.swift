@@ -1,5 +1,6 @@
 import LinkProtocol
 import TetherDeviceModel
+import TetherReplay
 import TetherPrimitives
 import TetherSettings
 

@@ -1,5 +1,3 @@
-import LinkProtocol
-
 /// A durable-store stand-in for LinkPair and replays: applies persist batches the way the real store must
 /// (events unique by key, later anchors re-deriving event times) and counts what it was asked to do.
 public struct MemoryEventStore: Sendable {
