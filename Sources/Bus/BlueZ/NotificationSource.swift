@@ -35,10 +35,19 @@ public actor NotificationSource {
 
     /// Subscribes to `characteristic` of `device`. With `allowingStartNotify` false only AcquireNotify is tried
     /// (whatever worked before) and its refusal is thrown as BlueZ gave it.
+    ///
+    /// A characteristic that only indicates (`GattService.Characteristic.indicatesOnly`: Blood Pressure, Temperature
+    /// and Weight Measurement, RACP) goes straight to StartNotify: AcquireNotify hands out a socket for
+    /// notifications only, while bluetoothd confirms each indication itself (gatt-api.txt, AcquireNotify and
+    /// StartNotify). That choice is the characteristic's, not the device's, so it leaves the remembered method
+    /// alone; `allowingStartNotify` does not apply to it.
     public func subscribe(
         to characteristic: GattCharacteristic, of device: DBusObjectPath,
-        timeout: Duration = BlueZSession.defaultTimeout, allowingStartNotify: Bool = true
+        timeout: Duration = BlueZSession.defaultTimeout, allowingStartNotify: Bool = true, indicatesOnly: Bool = false
     ) async throws -> Subscription {
+        if indicatesOnly {
+            return Subscription(method: .startNotify, mtu: nil, values: try await characteristic.startNotify(timeout: timeout))
+        }
         if methods[device] != .startNotify || !allowingStartNotify {
             do {
                 let acquisition = try await characteristic.acquireNotify(timeout: timeout)
