@@ -94,7 +94,7 @@ let gateway: [Target] = [
     // LinkSession → group commit, ACK after commit), and the Gateway façade tetherd runs.
     .target(
         name: "TetherGateway",
-        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherStore", "DBus"],
+        dependencies: ["BlueZ", "ConnectionSupervisor", "LinkProtocol", "HealthProfiles", "TetherSettings", "TetherPrimitives", "TetherStore", "DBus"],
         path: "Sources/Gateway/TetherGateway"
     ),
 
@@ -284,7 +284,7 @@ let tests: [Target] = [
         name: "TetherGatewayTests",
         dependencies: [
             "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol", "TetherSettings",
-            "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives", "TetherTestSupport",
+            "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives", "TetherTestSupport", "HealthProfiles",
         ]
     ),
     .testTarget(

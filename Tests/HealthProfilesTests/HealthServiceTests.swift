@@ -23,13 +23,7 @@ import Testing
         #expect(HealthService.allCases.filter(\.storesRecords) == [.glucose, .pulseOximeter, .continuousGlucoseMonitoring])
     }
 
-    @Test func assignedNumberOfAUUID() {
-        #expect(HealthService.assignedNumber(of: "00001810-0000-1000-8000-00805f9b34fb") == 0x1810)
-        #expect(HealthService.assignedNumber(of: "00002A35-0000-1000-8000-00805F9B34FB") == 0x2A35)
-        #expect(HealthService.assignedNumber(of: "2a52") == 0x2A52)
-        #expect(HealthService.assignedNumber(of: "00001810-0000-1000-8000-00805f9b34fc") == nil)
-        #expect(HealthService.assignedNumber(of: "8d53dc1d-1db7-4cd3-868b-8a527460aa84") == nil)
-        #expect(HealthService.assignedNumber(of: "zz10") == nil)
+    @Test func serviceOfAnAssignedNumber() {
         #expect(HealthService(assignedNumber: 0x1808) == .glucose)
         #expect(HealthService(assignedNumber: 0x180A) == nil)
     }

@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import HealthProfiles
 import LinkProtocol
 import Testing
 @testable import TetherGateway
@@ -49,6 +50,29 @@ struct PeripheralClassifierTests {
         #expect(PeripheralClassifier.classify([txOnly]).kinds.isEmpty)
         #expect(PeripheralClassifier.classify([txNotSubscribable]).kinds.isEmpty)
         #expect(PeripheralClassifier.classify([txIndicates]).kinds == [.tetherLink])
+    }
+
+    static let cuff = service("1810", 0x40, [("2A35", ["indicate"]), ("2A36", ["notify"]), ("2A49", ["read"])])
+    static let glucoseWithoutMeasurement = service("1808", 0x50, [("2A52", ["write", "indicate"]), ("2A51", ["read"])])
+
+    /// Rule 3: a health device is served only when the gateway has somewhere to put its readings, and only when it
+    /// offers a measurement to subscribe to.
+    @Test func aHealthDeviceIsServedOnlyWithASinkAndAMeasurement() {
+        #expect(PeripheralClassifier.classify([Self.cuff, Self.information], servingHealth: true).kinds == [.health, .deviceInformation])
+        #expect(PeripheralClassifier.classify([Self.cuff, Self.information], servingHealth: true).isSupported)
+        #expect(PeripheralClassifier.classify([Self.cuff, Self.information], servingHealth: false).kinds == [.deviceInformation])
+        #expect(!PeripheralClassifier.classify([Self.cuff], servingHealth: false).isSupported)
+        #expect(PeripheralClassifier.classify([Self.glucoseWithoutMeasurement], servingHealth: true).kinds.isEmpty)
+        #expect(PeripheralClassifier.classify([Self.tether, Self.cuff], servingHealth: true).kinds == [.tetherLink, .health])
+    }
+
+    /// Every offered measurement is subscribed, indicate-only ones marked so (StartNotify), optional ones only when
+    /// present, and nothing that is not a measurement (the cuff's feature characteristic 0x2A49, RACP).
+    @Test func aHealthSessionSubscribesEveryOfferedMeasurement() {
+        let wanted = HealthSession.subscriptions(in: [Self.tether, Self.cuff, Self.glucoseWithoutMeasurement, Self.information])
+        #expect(wanted.map(\.1.uuid) == [0x2A35, 0x2A36])
+        #expect(wanted.map(\.2.indicatesOnly) == [true, false])
+        #expect(wanted.map(\.0) == [.bloodPressure, .bloodPressure])
     }
 
     @Test func deviceInformationValuesAreReadAsTheServiceDefinesThem() {

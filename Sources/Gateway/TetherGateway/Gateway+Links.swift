@@ -83,11 +83,12 @@ extension Gateway {
         let (bluez, tree, source, driver) = (self.session, self.tree, notificationSource, self.driver)
         let preference = configuration.notifyPreference
         let timeout = configuration.linkSetupTimeout
+        let healthSink = configuration.health
         linkSetups[address]?.cancel()
         linkSetups[address] = Task {
             do {
                 let services = try await PeripheralLink.resolvedServices(of: device, in: tree, timeout: timeout)
-                let classification = PeripheralClassifier.classify(services)
+                let classification = PeripheralClassifier.classify(services, servingHealth: healthSink != nil)
                 let sessions = await self.classified(address, classification)
                 let link = PeripheralLink(
                     number: number, device: device, session: bluez, tree: tree, notificationSource: source,
@@ -121,7 +122,7 @@ extension Gateway {
             : "unsupported device: it offers none of the services the gateway serves (offers "
                 + classification.offeredServices.joined(separator: ", ") + ")"
         markDirty(address)
-        return classification.kinds.map { session(for: $0, address) }
+        return classification.kinds.compactMap { session(for: $0, address) }
     }
 
     /// An unsupported device is not reconnected forever: the supervisor stops wanting it (and disconnects it).
@@ -132,7 +133,7 @@ extension Gateway {
         markDirty(address)
     }
 
-    func session(for kind: PeripheralKind, _ address: String) -> any PeripheralSession {
+    func session(for kind: PeripheralKind, _ address: String) -> (any PeripheralSession)? {
         switch kind {
         case .tetherLink:
             return sessionFor(address)
@@ -141,6 +142,13 @@ extension Gateway {
             let session = DeviceInformationSession(
                 address: address, storage: storage, clock: clock,
                 failed: { [weak self] reason in await self?.sessionFailed(address, reason) })
+            otherSessions[address, default: [:]][kind] = session
+            return session
+        case .health:
+            if let session = otherSessions[address]?[kind] { return session }
+            // Classified as health only when the gateway serves health (PeripheralClassifier rule 3).
+            guard let sink = configuration.health else { return nil }
+            let session = HealthSession(address: address, sink: sink, clock: clock)
             otherSessions[address, default: [:]][kind] = session
             return session
         }

@@ -36,6 +36,9 @@ public struct GatewayConfiguration: Sendable {
     public var pairingTimeout: Duration = .seconds(90)
     /// Where the gateway's Agent1 is exported.
     public var agentPath: DBusObjectPath = "/io/tether/agent"
+    /// Where standard health devices' values go (the health lanes). Nil: health devices are unsupported, recorded
+    /// and let go, as any device the gateway cannot serve.
+    public var health: (any HealthValueSink)?
     /// Called for every write and commit outcome, in order per device (tests, debugging); nil in production.
     public var trace: (@Sendable (GatewayTrace) -> Void)?
 

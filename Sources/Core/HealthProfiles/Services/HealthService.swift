@@ -93,13 +93,4 @@ public enum HealthService: UInt16, CaseIterable, Hashable, Sendable {
     public init?(assignedNumber: UInt16) {
         self.init(rawValue: assignedNumber)
     }
-
-    /// The 16-bit assigned number of a UUID in the Bluetooth base (`0000XXXX-0000-1000-8000-00805f9b34fb`, any case),
-    /// or of a bare `XXXX`; nil for anything else.
-    public static func assignedNumber(of uuid: String) -> UInt16? {
-        let text = uuid.lowercased()
-        if text.count == 4 { return UInt16(text, radix: 16) }
-        guard text.count == 36, text.hasPrefix("0000"), text.hasSuffix("-0000-1000-8000-00805f9b34fb") else { return nil }
-        return UInt16(text.dropFirst(4).prefix(4), radix: 16)
-    }
 }

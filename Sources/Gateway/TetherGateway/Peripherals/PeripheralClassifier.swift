@@ -9,8 +9,11 @@ import TetherStore
 /// 1. Tether's service (docs/specs/link-protocol.md §2) with both RX and TX: the Tether link session.
 /// 2. The Device Information Service (0x180A): its reader, beside whatever else runs — it identifies the device but
 ///    is no reason to keep it connected.
-/// 3. A device with no *primary* kind (rule 1 today; health profiles and SMP next) is unsupported: the gateway
-///    records the services it offered and lets it go instead of reconnecting it forever.
+/// 3. A standard health service (`HealthService`) offering at least one of its measurements: the health session,
+///    when the gateway serves health (it has somewhere to put the readings); otherwise the device is unsupported
+///    rather than connected and its readings dropped.
+/// 4. A device with no *primary* kind (rules 1 and 3; SMP next) is unsupported: the gateway records the services
+///    it offered and lets it go instead of reconnecting it forever.
 enum PeripheralClassifier {
     struct Classification: Hashable, Sendable {
         /// Every session to run, primary kinds first.
@@ -23,12 +26,15 @@ enum PeripheralClassifier {
 
     static let deviceInformationService = GattUUID.normalized("180A")!
 
-    static func classify(_ services: [GattService]) -> Classification {
+    static func classify(_ services: [GattService], servingHealth: Bool = false) -> Classification {
         var kinds: [PeripheralKind] = []
         if let tether = services.first(where: { $0.uuid == TetherGATT.service }),
             tether.characteristic(TetherGATT.rx) != nil, tether.characteristic(TetherGATT.tx)?.canSubscribe == true
         {
             kinds.append(.tetherLink)
+        }
+        if servingHealth, !HealthSession.subscriptions(in: services).isEmpty {
+            kinds.append(.health)
         }
         if services.contains(where: { $0.uuid == deviceInformationService }) {
             kinds.append(.deviceInformation)

@@ -91,11 +91,14 @@ public enum PeripheralKind: String, Codable, Hashable, Sendable, CaseIterable, C
     case tetherLink = "tether-link"
     /// The Device Information Service (0x180A), read on every connection.
     case deviceInformation = "device-information"
+    /// Standard Bluetooth SIG health services (heart rate, blood pressure, thermometer, scale, glucose, pulse
+    /// oximeter, CGM): their measurements through the health lanes.
+    case health
 
     /// A kind that is a reason to keep the device connected; a device with none is unsupported.
     public var isPrimary: Bool {
         switch self {
-        case .tetherLink: true
+        case .tetherLink, .health: true
         case .deviceInformation: false
         }
     }

@@ -1,0 +1,36 @@
+import HealthProfiles
+import TetherPrimitives
+
+/// One value a health device sent: a notification or indication of one characteristic, as it arrived. The facts
+/// the health lanes start from; nothing is decoded yet, so a parser fix can decode the same bytes again.
+public struct HealthValue: Hashable, Sendable {
+    /// The device's address (its identity address once bonded).
+    public var address: String
+    /// The gateway's connection number: values of one connection arrive in order per characteristic.
+    public var link: UInt64
+    public var service: HealthService
+    /// The characteristic's 16-bit assigned number (0x2A35, ...).
+    public var characteristic: UInt16
+    public var bytes: [UInt8]
+    /// The gateway's clock when the value arrived (the time of receipt a reading without a time of its own gets).
+    public var receivedAt: Timestamp
+
+    public init(address: String, link: UInt64, service: HealthService, characteristic: UInt16, bytes: [UInt8], receivedAt: Timestamp) {
+        self.address = address
+        self.link = link
+        self.service = service
+        self.characteristic = characteristic
+        self.bytes = bytes
+        self.receivedAt = receivedAt
+    }
+}
+
+/// Where a health session hands what it received: the lanes (decode, store, live watchers). The gateway serves
+/// health devices only when it has one (`GatewayConfiguration.health`); without it they stay unsupported, so that
+/// no reading is received and dropped.
+public protocol HealthValueSink: Sendable {
+    /// A value arrived. Called in arrival order per characteristic and connection.
+    func received(_ value: HealthValue) async
+    /// The connection the values came on ended.
+    func linkEnded(address: String, link: UInt64) async
+}
