@@ -58,7 +58,7 @@ final class HealthSession: PeripheralSession {
             Task {
                 for await batch in values {
                     for bytes in batch {
-                        await sink.received(HealthValue(
+                        await sink.received(HealthCharacteristicValue(
                             address: address, link: number, service: service, characteristic: characteristic,
                             bytes: bytes, receivedAt: clock.linkNow()))
                     }

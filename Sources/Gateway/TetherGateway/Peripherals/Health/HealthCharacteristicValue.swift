@@ -3,7 +3,7 @@ import TetherPrimitives
 
 /// One value a health device sent: a notification or indication of one characteristic, as it arrived. The facts
 /// the health lanes start from; nothing is decoded yet, so a parser fix can decode the same bytes again.
-public struct HealthValue: Hashable, Sendable {
+public struct HealthCharacteristicValue: Hashable, Sendable {
     /// The device's address (its identity address once bonded).
     public var address: String
     /// The gateway's connection number: values of one connection arrive in order per characteristic.
@@ -30,7 +30,7 @@ public struct HealthValue: Hashable, Sendable {
 /// no reading is received and dropped.
 public protocol HealthValueSink: Sendable {
     /// A value arrived. Called in arrival order per characteristic and connection.
-    func received(_ value: HealthValue) async
+    func received(_ value: HealthCharacteristicValue) async
     /// The connection the values came on ended.
     func linkEnded(address: String, link: UInt64) async
 }
