@@ -52,7 +52,8 @@ public enum HealthGattLayout {
                 C(HealthUUID.bloodPressureFeature, [.read], fixed: [0x03, 0x00]),
             ])]
         case .glucose:
-            // GLS v1.0.1 §3.3 Glucose Feature: bit 10 multiple bond (none), bit 1 sample size... simulated: 0.
+            // GLS v1.0.1 Glucose Feature (uint16): none of the optional features (low battery, sensor malfunction,
+            // sample size, strip insertion error, ..., multiple bond) is simulated: 0x0000.
             services = [HealthServiceDeclaration(uuid: HealthUUID.glucoseService, characteristics: [
                 C(HealthUUID.glucoseMeasurement, [.notify], encrypted: true),
                 C(HealthUUID.glucoseContext, [.notify], encrypted: true),
@@ -60,8 +61,8 @@ public enum HealthGattLayout {
                 C(HealthUUID.recordAccessControlPoint, [.write, .indicate], encrypted: true),
             ])]
         case .weightScale:
-            // WSS v1.0 §3.1 Weight Scale Feature: bit 0 time stamp, bit 1 multiple users; resolution bits 3–6 = 1
-            // (0.5 kg): the simulated scale reports 0.005 kg steps, so resolution "not specified" (0).
+            // WSS v1.0 Weight Scale Feature (uint32): bit 0 time stamp supported, bit 1 multiple users supported;
+            // weight resolution (bits 3–6) 0 = not specified, the field's own 0.005 kg steps.
             services = [
                 HealthServiceDeclaration(uuid: HealthUUID.weightScaleService, characteristics: [
                     C(HealthUUID.weightScaleFeature, [.read], fixed: [0x03, 0x00, 0x00, 0x00]),
@@ -81,11 +82,12 @@ public enum HealthGattLayout {
                 C(HealthUUID.intermediateTemperature, [.notify]),
             ])]
         case .pulseOximeter:
-            // PLXS v1.0.1 §3.3 PLX Features: bit 2 spot-check measurement storage, bit 3 timestamp... (uint16).
+            // PLXS v1.0.1 PLX Features (uint16 Supported Features): bit 2 measurement storage for spot-check
+            // measurements, bit 3 timestamp for spot-check measurements.
             services = [HealthServiceDeclaration(uuid: HealthUUID.pulseOximeterService, characteristics: [
                 C(HealthUUID.plxSpotCheckMeasurement, [.indicate]),
                 C(HealthUUID.plxContinuousMeasurement, [.notify]),
-                C(HealthUUID.plxFeatures, [.read], fixed: [0x04, 0x00]),
+                C(HealthUUID.plxFeatures, [.read], fixed: [0x0C, 0x00]),
                 C(HealthUUID.recordAccessControlPoint, [.write, .indicate]),
             ])]
         case .cgm:
