@@ -50,14 +50,14 @@ import TetherPrimitives
 
     /// GATT Specification Supplement §3.106 Glucose Measurement, all fields: flags 0x1B (time offset, concentration,
     /// status, context follows; kg/L), sequence 0xFFFE (uint16, not signed), offset −5 min, 120 mg/dL as kg/L,
-    /// capillary whole blood (1) from a finger (1), status 0x0001.
+    /// capillary plasma (type 2, low nibble) from a finger (location 1, high nibble) → 0x12, status 0x0001.
     @Test func glucoseEveryField() throws {
         let value = GlucoseMeasurementValue(
             sequenceNumber: 0xFFFE, baseTime: DateTimeField(year: 2026, month: 11, day: 24, hours: 12, minutes: 0, seconds: 9),
             timeOffsetMinutes: -5,
-            concentration: .init(value: try #require(SFloat(mantissa: 120, exponent: -5)), unit: .kilogramsPerLitre, type: 1, sampleLocation: 1),
+            concentration: .init(value: try #require(SFloat(mantissa: 120, exponent: -5)), unit: .kilogramsPerLitre, type: 2, sampleLocation: 1),
             sensorStatusAnnunciation: 0x0001, contextFollows: true)
-        #expect(value.bytes == [0x1B, 0xFE, 0xFF, 0xEA, 0x07, 11, 24, 12, 0, 9, 0xFB, 0xFF, 0x78, 0xB0, 0x11, 0x01, 0x00])
+        #expect(value.bytes == [0x1B, 0xFE, 0xFF, 0xEA, 0x07, 11, 24, 12, 0, 9, 0xFB, 0xFF, 0x78, 0xB0, 0x12, 0x01, 0x00])
     }
 
     /// §3.104 Glucose Measurement Context: carbohydrate (1 = breakfast, 45 g = 45 × 10^−3 kg), meal 1 (preprandial).
