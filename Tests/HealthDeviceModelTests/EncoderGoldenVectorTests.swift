@@ -35,7 +35,7 @@ import TetherPrimitives
     }
 
     /// CRC-16/MCRF4XX check value (Greg Cook's "Catalogue of parametrised CRC algorithms", reveng): 0x6F91 for the
-    /// ASCII string "123456789". CGMS v1.0.1 §3.2 names the same polynomial, seed and bit order.
+    /// ASCII string "123456789". CGMS v1.0.1 names the same polynomial, seed and bit order.
     @Test func cgmE2ECRCMatchesTheCatalogue() {
         #expect(CGMCRC.crc(Array("123456789".utf8)) == 0x6F91)
     }
@@ -48,7 +48,7 @@ import TetherPrimitives
         #expect(value.bytes == [0x00, 0x01, 0x00, 0xD0, 0x07, 0x01, 0x02, 0x03, 0x04, 0x05])
     }
 
-    /// GATT Specification Supplement §3.106 Glucose Measurement, all fields: flags 0x1B (time offset, concentration,
+    /// GATT Specification Supplement Glucose Measurement, all fields: flags 0x1B (time offset, concentration,
     /// status, context follows; kg/L), sequence 0xFFFE (uint16, not signed), offset −5 min, 120 mg/dL as kg/L,
     /// capillary plasma (type 2, low nibble) from a finger (location 1, high nibble) → 0x12, status 0x0001.
     @Test func glucoseEveryField() throws {
@@ -60,7 +60,7 @@ import TetherPrimitives
         #expect(value.bytes == [0x1B, 0xFE, 0xFF, 0xEA, 0x07, 11, 24, 12, 0, 9, 0xFB, 0xFF, 0x78, 0xB0, 0x12, 0x01, 0x00])
     }
 
-    /// §3.104 Glucose Measurement Context: carbohydrate (1 = breakfast, 45 g = 45 × 10^−3 kg), meal 1 (preprandial).
+    /// GATT Specification Supplement, Glucose Measurement Context: carbohydrate (1 = breakfast, 45 g = 45 × 10^−3 kg), meal 1 (preprandial).
     @Test func glucoseContext() throws {
         var context = GlucoseContextValue(sequenceNumber: 7)
         context.carbohydrate = (1, try #require(SFloat(mantissa: 45, exponent: -3)))
@@ -68,7 +68,7 @@ import TetherPrimitives
         #expect(context.bytes == [0x03, 0x07, 0x00, 0x01, 0x2D, 0xD0, 0x01])
     }
 
-    /// BLS v1.1.1 §3.1: 120/80 mmHg, MAP 93, 2026-11-24 08:30:00, pulse 72, user 1, status 0 → flags 0x1E.
+    /// BLS v1.1.1: 120/80 mmHg, MAP 93, 2026-11-24 08:30:00, pulse 72, user 1, status 0 → flags 0x1E.
     @Test func bloodPressureMeasurement() throws {
         let value = BloodPressureMeasurementValue(
             unit: .millimetresOfMercury, systolic: try #require(SFloat(mantissa: 120, exponent: 0)),
@@ -85,14 +85,14 @@ import TetherPrimitives
         #expect(kilopascals.bytes[0] == 0x1F)
     }
 
-    /// BLS v1.1.1 §3.2: Intermediate Cuff Pressure has diastolic and MAP set to NaN (0x07FF).
+    /// BLS v1.1.1: Intermediate Cuff Pressure has diastolic and MAP set to NaN (0x07FF).
     @Test func intermediateCuffPressure() throws {
         let value = BloodPressureMeasurementValue.intermediateCuffPressure(
             unit: .millimetresOfMercury, cuffPressure: try #require(SFloat(mantissa: 140, exponent: 0)))
         #expect(value.bytes == [0x00, 0x8C, 0x00, 0xFF, 0x07, 0xFF, 0x07])
     }
 
-    /// HRS v1.0 §3.1.1: flags 0x16 (uint8 rate, contact supported and detected, RR present), 72 bpm, RR 853/1024 s.
+    /// HRS v1.0: flags 0x16 (uint8 rate, contact supported and detected, RR present), 72 bpm, RR 853/1024 s.
     @Test func heartRate() {
         let value = HeartRateMeasurementValue(beatsPerMinute: 72, contact: .detected, rrIntervals1024ths: [853])
         #expect(value.bytes == [0x16, 0x48, 0x55, 0x03])
@@ -100,7 +100,7 @@ import TetherPrimitives
             == [0x09, 0x2C, 0x01, 0x0A, 0x00])
     }
 
-    /// HTS v1.0 §3.1: 36.4 °C with a time stamp → flags 0x02, FLOAT FF00016C.
+    /// HTS v1.0: 36.4 °C with a time stamp → flags 0x02, FLOAT FF00016C.
     @Test func temperature() throws {
         let value = TemperatureMeasurementValue(
             unit: .celsius, temperature: try #require(MedicalFloat32(mantissa: 364, exponent: -1)),
@@ -108,12 +108,12 @@ import TetherPrimitives
         #expect(value.bytes == [0x02, 0x6C, 0x01, 0x00, 0xFF, 0xEA, 0x07, 1, 2, 3, 4, 5])
     }
 
-    /// WSS v1.0 §3.1: 70.5 kg = 14100 × 0.005 kg → 0x3714, user 2 → flags 0x04.
+    /// WSS v1.0: 70.5 kg = 14100 × 0.005 kg → 0x3714, user 2 → flags 0x04.
     @Test func weight() {
         #expect(WeightMeasurementValue(units: .si, weightSteps: 14_100, userID: 2).bytes == [0x04, 0x14, 0x37, 0x02])
     }
 
-    /// PLXS v1.0.1 §3.1: SpO2 97 %, PR 64, device clock not set → flags 0x10.
+    /// PLXS v1.0.1: SpO2 97 %, PR 64, device clock not set → flags 0x10.
     @Test func plxSpotCheck() throws {
         let value = PLXSpotCheckValue(
             spO2: try #require(SFloat(mantissa: 97, exponent: 0)), pulseRate: try #require(SFloat(mantissa: 64, exponent: 0)),
@@ -121,7 +121,7 @@ import TetherPrimitives
         #expect(value.bytes == [0x10, 0x61, 0x00, 0x40, 0x00])
     }
 
-    /// CGMS v1.0.1 §3.1: size 8 (size, flags, SFLOAT, offset, CRC), 100 mg/dL at 15 min, then the MCRF4XX CRC of
+    /// CGMS v1.0.1: size 8 (size, flags, SFLOAT, offset, CRC), 100 mg/dL at 15 min, then the MCRF4XX CRC of
     /// the first six bytes.
     @Test func cgmRecord() throws {
         let value = CGMMeasurementValue(glucoseMilligramsPerDecilitre: try #require(SFloat(mantissa: 100, exponent: 0)), timeOffsetMinutes: 15)
@@ -133,13 +133,13 @@ import TetherPrimitives
     }
 
     /// Date Time from epoch seconds: 1_700_000_000 is 2023-11-14T22:13:20Z (a Tuesday, day of week 2, GATT
-    /// Supplement §3.72); 951_782_400 is 2000-02-29 (the leap day); 0 is 1970-01-01, a Thursday (4).
+    /// Supplement, Day Date Time); 951_782_400 is 2000-02-29 (the leap day); 0 is 1970-01-01, a Thursday (4).
     @Test func dateTimeFromEpochSeconds() {
         #expect(DateTimeField(secondsSinceEpoch: 1_700_000_000).bytes == [0xE7, 0x07, 11, 14, 22, 13, 20])
         #expect(DateTimeField(secondsSinceEpoch: 951_782_400) == DateTimeField(year: 2000, month: 2, day: 29, hours: 0, minutes: 0, seconds: 0))
         #expect(DateTimeField.dayOfWeek(secondsSinceEpoch: 1_700_000_000) == 2)
         #expect(DateTimeField.dayOfWeek(secondsSinceEpoch: 0) == 4)
-        // CTS v1.1 §3.1: Current Time is 10 bytes; half a second is fractions256 = 128.
+        // CTS v1.1: Current Time is 10 bytes; half a second is fractions256 = 128.
         #expect(CurrentTimeValue(localNanoseconds: 1_700_000_000_500_000_000).bytes == [0xE7, 0x07, 11, 14, 22, 13, 20, 2, 128, 0])
     }
 }

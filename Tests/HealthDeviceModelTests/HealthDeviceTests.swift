@@ -78,7 +78,7 @@ import TetherPrimitives
         let sent = Self.drain(&device)
         #expect(sent.count >= 2)
         #expect(sent.dropLast().allSatisfy { $0.characteristic == HealthUUID.intermediateCuffPressure && $0.delivery == .notify })
-        // Intermediate: diastolic and MAP NaN (BLS §3.2).
+        // Intermediate: diastolic and MAP NaN (BLS).
         #expect(sent.first.map { Array($0.value[3...6]) } == [0xFF, 0x07, 0xFF, 0x07])
         #expect(sent.last?.characteristic == HealthUUID.bloodPressureMeasurement)
         #expect(device.store.records.isEmpty)
@@ -182,7 +182,7 @@ import TetherPrimitives
         var device = try Self.bondedConnection(settings)
         #expect(device.store.records.map(\.key) == [5, 10, 15])
         for uuid in [HealthUUID.cgmMeasurement, HealthUUID.recordAccessControlPoint] { try device.subscribe(uuid, at: Self.start) }
-        // RACP ≥ time offset 10 (CGMS §3.7: filter type 0x01 is the time offset there).
+        // RACP ≥ time offset 10 (CGMS: filter type 0x01 is the time offset there).
         try device.write(HealthUUID.recordAccessControlPoint, [0x01, 0x03, 0x01, 0x0A, 0x00], at: Self.start)
         let records = Self.drain(&device).filter { $0.characteristic == HealthUUID.cgmMeasurement }
         #expect(records.count == 2)

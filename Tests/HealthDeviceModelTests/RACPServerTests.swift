@@ -2,8 +2,8 @@ import HealthDeviceModel
 import Testing
 import TetherPrimitives
 
-/// The RACP server: every response code, the ATT errors, abort mid-report and the faults (GLS v1.0.1 §3.9, GATT
-/// Specification Supplement §3.182).
+/// The RACP server: every response code, the ATT errors, abort mid-report and the faults (GLS v1.0.1, GATT
+/// Specification Supplement, Record Access Control Point).
 @Suite struct RACPServerTests {
     static func store(_ count: Int, first: UInt16 = 1) -> RecordStore {
         var store = RecordStore(firstSequenceNumber: first)
@@ -104,7 +104,7 @@ import TetherPrimitives
         }
     }
 
-    /// GLS §3.9: Abort between records ends the report; only the abort is answered.
+    /// GLS: Abort between records ends the report; only the abort is answered.
     @Test func abortMidReport() throws {
         var store = Self.store(10)
         var server = RACPServer()
@@ -144,7 +144,7 @@ import TetherPrimitives
         #expect(partial.responses == [[0x06, 0x00, 0x01, 0x08]])
     }
 
-    /// PLXS v1.0.1 §3.4.1: only "all records".
+    /// PLXS v1.0.1: only "all records".
     @Test func plxServerAcceptsOnlyAllRecords() throws {
         var store = Self.store(2)
         var server = RACPServer(allRecordsOnly: true)
@@ -152,7 +152,7 @@ import TetherPrimitives
         #expect(try Self.run([0x01, 0x01], store: &store, server: &server).records.count == 2)
     }
 
-    /// Sequence numbers are uint16 and wrap (GLS §3.106): 65535 is followed by 0.
+    /// Sequence numbers are uint16 and wrap (GLS): 65535 is followed by 0.
     @Test func sequenceNumbersWrap() {
         let store = Self.store(3, first: 0xFFFE)
         #expect(store.records.map(\.sequenceNumber) == [0xFFFE, 0xFFFF, 0x0000])

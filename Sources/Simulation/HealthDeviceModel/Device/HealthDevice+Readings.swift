@@ -53,7 +53,7 @@ extension HealthDevice {
             let pulse = Int.random(in: 55...95, using: &random)
             let userID = user ?? 1
             if live { intermediateCuffPressures(up: systolic + 20, at: now) }
-            // BLS v1.1.1 §3.1.1: a failed measurement reports NaN in all three pressure fields.
+            // BLS v1.1.1: a failed measurement reports NaN in all three pressure fields.
             let value = BloodPressureMeasurementValue(
                 unit: .millimetresOfMercury, systolic: sfloat(special, mantissa: systolic, exponent: 0),
                 diastolic: sfloat(special, mantissa: diastolic, exponent: 0),
@@ -62,7 +62,7 @@ extension HealthDevice {
             storeAndSend(HealthUUID.bloodPressureMeasurement, value.bytes, delivery: .indicate, live: live)
         case .thermometer:
             let tenths = Int.random(in: 360...385, using: &random)
-            // HTS v1.0 §3.1.1.3: no Temperature Type field, because the static type is in characteristic 0x2A1D.
+            // HTS v1.0: no Temperature Type field, because the static type is in characteristic 0x2A1D.
             let value = TemperatureMeasurementValue(
                 unit: .celsius,
                 temperature: special.map(MedicalFloat32.init) ?? MedicalFloat32(mantissa: tenths, exponent: -1) ?? MedicalFloat32(.nres),
@@ -72,7 +72,7 @@ extension HealthDevice {
             let userID = user ?? users.first?.index ?? 0xFF
             let baseKilograms = 55 + 15 * Double(userID % 8)
             let grams = Int(baseKilograms * 1000) + Int.random(in: -1500...1500, using: &random)
-            // WSS v1.0 §3.1.2.1: 0.005 kg resolution; 0xFFFF "Measurement Unsuccessful" is the scale's NaN.
+            // WSS v1.0: 0.005 kg resolution; 0xFFFF "Measurement Unsuccessful" is the scale's NaN.
             let steps = special == nil ? UInt16(clamping: grams / 5) : WeightMeasurementValue.measurementUnsuccessful
             let value = WeightMeasurementValue(units: .si, weightSteps: steps, timeStamp: time, userID: userID)
             let record = store.append { sequence in
@@ -123,7 +123,7 @@ extension HealthDevice {
         if live, enabled.contains(characteristic) { outbox += record.transmissions }
     }
 
-    /// BLS v1.1.1 §3.2: Intermediate Cuff Pressure notifications while the cuff inflates, in mmHg.
+    /// BLS v1.1.1: Intermediate Cuff Pressure notifications while the cuff inflates, in mmHg.
     mutating func intermediateCuffPressures(up peak: Int, at now: Timestamp) {
         guard enabled.contains(HealthUUID.intermediateCuffPressure) else { return }
         for pressure in stride(from: 20, through: peak, by: 40) {
@@ -138,7 +138,7 @@ extension HealthDevice {
         switch settings.kind {
         case .heartRate:
             let beats = Int.random(in: 60...100, using: &random)
-            // RR interval in 1/1024 s for that rate (HRS v1.0 §3.1.1.5).
+            // RR interval in 1/1024 s for that rate (HRS v1.0).
             let value = HeartRateMeasurementValue(
                 beatsPerMinute: UInt16(beats), contact: .detected, rrIntervals1024ths: [UInt16(60 * 1024 / beats)])
             enqueueLive(HealthUUID.heartRateMeasurement, value.bytes)

@@ -1,4 +1,4 @@
-/// The User Data Service's User Control Point 0x2A9F (UDS v1.0 §3.3 and GATT Specification Supplement §3.234) on the
+/// The User Data Service's User Control Point 0x2A9F (UDS v1.0 and GATT Specification Supplement) on the
 /// multi-user scale. A request is Op Code (uint8) and parameters; the response, indicated, is 0x20, the request op
 /// code, the result (0x01 success, 0x02 op code not supported, 0x03 invalid parameter, 0x04 operation failed,
 /// 0x05 user not authorized) and, for Register New User, the new user index.

@@ -8,11 +8,11 @@ import TetherPrimitives
 ///    confirmation of the previous one (Core v5.3 Vol 3 Part F §3.4.7.2).
 /// 2. A characteristic whose profile requires security refuses reads, writes and its CCCD on an unencrypted link
 ///    with ATT 0x05 (HealthGattLayout).
-/// 3. Cuff, thermometer and scale send their stored measurements once their measurement CCCD is enabled (BLP v1.1.1
-///    §4.x "stored measurements", HTP v1.0, WSP v1.0) and forget each once it is confirmed; glucose, PLX spot-check
+/// 3. Cuff, thermometer and scale send their stored measurements once their measurement CCCD is enabled (BLP v1.1.1,
+///    HTP v1.0 and WSP v1.0 on stored measurements) and forget each once it is confirmed; glucose, PLX spot-check
 ///    and CGM keep theirs and send them through the RACP (RACPServer).
-/// 4. A scale sends a user's stored measurements only after that user's consent on this connection (UDS v1.0
-///    §4.x User Control Point Consent).
+/// 4. A scale sends a user's stored measurements only after that user's consent on this connection (UDS v1.0,
+///    User Control Point, Consent).
 /// 5. A device reset with the bond forgotten refuses an encrypted link until the central pairs again.
 public struct HealthDevice: Sendable {
     public enum Output: Hashable, Sendable {
@@ -165,7 +165,7 @@ public struct HealthDevice: Sendable {
                 dstOffset: 0
             ).bytes(withCRC: settings.e2eCRC)
         case HealthUUID.userIndex:
-            return [consentedUser ?? 0xFF]  // UDS v1.0 §3.2: 0xFF = unknown user
+            return [consentedUser ?? 0xFF]  // UDS v1.0: 0xFF = unknown user
         case HealthUUID.databaseChangeIncrement:
             var writer = ByteWriter()
             writer.write(databaseChangeIncrement)
@@ -202,7 +202,7 @@ public struct HealthDevice: Sendable {
         }
     }
 
-    /// CTS v1.1 §3.1: a written Current Time sets the clock (10 bytes; date fields checked, else Out of Range,
+    /// CTS v1.1: a written Current Time sets the clock (10 bytes; date fields checked, else Out of Range,
     /// "Data field ignored" = 0x80 in CTS, simplified here to 0xFF).
     mutating func writeCurrentTime(_ bytes: [UInt8], at now: Timestamp) throws(ATTError) {
         guard bytes.count == 10 else { throw .invalidAttributeValueLength }

@@ -9,7 +9,7 @@ public enum HealthDeviceKind: String, Codable, Hashable, Sendable, CaseIterable 
     case cgm
 }
 
-/// A person registered on a multi-user device (User Data Service v1.0 §3.1: user index 0...0xFE, consent code
+/// A person registered on a multi-user device (User Data Service v1.0: user index 0...0xFE, consent code
 /// 0...9999).
 public struct HealthUser: Codable, Hashable, Sendable {
     public var index: UInt8

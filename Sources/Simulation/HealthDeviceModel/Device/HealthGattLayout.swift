@@ -27,25 +27,25 @@ public struct HealthServiceDeclaration: Hashable, Sendable {
 /// The GATT database of each kind: the profile's mandatory characteristics, Current Time where the device has a
 /// clock, and Device Information.
 ///
-/// Security, from each specification's security requirements: GLS v1.0.1 §2.5 and CGMS v1.0.1 §2.6 require
+/// Security, from each specification's security requirements: GLS v1.0.1 and CGMS v1.0.1 require
 /// bonding/encryption for all their characteristics; BLP v1.1.1 and WSP v1.0 require the sensor to bond, and a
 /// cuff or scale refuses the measurement's CCCD on an unencrypted link (ATT 0x05 Insufficient Authentication, which
 /// BlueZ reports as NotPermitted "Not paired"); UDS v1.0 requires encryption for its user data. HRS, HTS and PLXS
-/// set no security requirement. (Section numbers as cited from memory of the adopted texts: check against the
-/// published PDFs before relying on them.)
+/// set no security requirement. (Summarised from memory of the adopted texts' security considerations: check
+/// against the published PDFs before relying on them.)
 public enum HealthGattLayout {
     public static func services(kind: HealthDeviceKind, serial: String, e2eCRC: Bool) -> [HealthServiceDeclaration] {
         typealias C = HealthCharacteristicDeclaration
         var services: [HealthServiceDeclaration]
         switch kind {
         case .heartRate:
-            // HRS v1.0 §3.2: Body Sensor Location 0x2A38 (1 = chest).
+            // HRS v1.0: Body Sensor Location 0x2A38 (1 = chest).
             services = [HealthServiceDeclaration(uuid: HealthUUID.heartRateService, characteristics: [
                 C(HealthUUID.heartRateMeasurement, [.notify]),
                 C(0x2A38, [.read], fixed: [0x01]),
             ])]
         case .bloodPressure:
-            // BLS v1.1.1 §3.3 Blood Pressure Feature: bit 0 body movement detection, bit 1 cuff fit detection.
+            // BLS v1.1.1 Blood Pressure Feature: bit 0 body movement detection, bit 1 cuff fit detection.
             services = [HealthServiceDeclaration(uuid: HealthUUID.bloodPressureService, characteristics: [
                 C(HealthUUID.bloodPressureMeasurement, [.indicate], encrypted: true),
                 C(HealthUUID.intermediateCuffPressure, [.notify]),
@@ -75,7 +75,7 @@ public enum HealthGattLayout {
                 ]),
             ]
         case .thermometer:
-            // HTS v1.0 §3.3 Temperature Type 0x2A1D (2 = body).
+            // HTS v1.0 Temperature Type 0x2A1D (2 = body).
             services = [HealthServiceDeclaration(uuid: HealthUUID.healthThermometerService, characteristics: [
                 C(HealthUUID.temperatureMeasurement, [.indicate]),
                 C(0x2A1D, [.read], fixed: [0x02]),
@@ -91,7 +91,7 @@ public enum HealthGattLayout {
                 C(HealthUUID.recordAccessControlPoint, [.write, .indicate]),
             ])]
         case .cgm:
-            // CGMS v1.0.1 §3.2 CGM Feature: 24-bit features (bit 12 E2E-CRC supported), type (low nibble, 1 =
+            // CGMS v1.0.1 CGM Feature: 24-bit features (bit 12 E2E-CRC supported), type (low nibble, 1 =
             // capillary whole blood... 9 = interstitial fluid) and sample location (high nibble, 5 = subcutaneous
             // tissue), then E2E-CRC, 0xFFFF when not supported.
             let featureBits: [UInt8] = [0x00, e2eCRC ? 0x10 : 0x00, 0x00, 0x59]

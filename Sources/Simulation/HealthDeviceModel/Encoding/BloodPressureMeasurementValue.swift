@@ -1,7 +1,7 @@
 import TetherPrimitives
 
 /// Blood Pressure Measurement 0x2A35 (indicated) and Intermediate Cuff Pressure 0x2A36 (notified), which share one
-/// format (BLS v1.1.1 §3.1 and §3.2; GATT Specification Supplement §3.31).
+/// format (BLS v1.1.1; GATT Specification Supplement, Blood Pressure Measurement).
 ///
 /// Flags: bit 0 units (0 = mmHg, 1 = kPa); bit 1 Time Stamp present; bit 2 Pulse Rate present; bit 3 User ID
 /// present; bit 4 Measurement Status present. Then systolic, diastolic and mean arterial pressure (SFLOAT each),
@@ -37,7 +37,7 @@ public struct BloodPressureMeasurementValue: Hashable, Sendable {
         self.measurementStatus = measurementStatus
     }
 
-    /// BLS v1.1.1 §3.2: Intermediate Cuff Pressure carries the current cuff pressure in the systolic field; the
+    /// BLS v1.1.1: Intermediate Cuff Pressure carries the current cuff pressure in the systolic field; the
     /// diastolic and mean arterial pressure fields "shall be set to NaN".
     public static func intermediateCuffPressure(
         unit: Unit, cuffPressure: SFloat, timeStamp: DateTimeField? = nil, userID: UInt8? = nil

@@ -1,6 +1,6 @@
 import TetherPrimitives
 
-/// The E2E-CRC of CGMS v1.0.1 §3.2 (and §2.5.4): "CRC-CCITT generator polynomial g(D) = D^16 + D^12 + D^5 + 1
+/// The E2E-CRC of CGMS v1.0.1 (E2E-CRC): "CRC-CCITT generator polynomial g(D) = D^16 + D^12 + D^5 + 1
 /// (i.e. 210041 in octal representation) with a seed of 0xFFFF", bits taken least significant first, no final
 /// XOR: the catalogue's CRC-16/MCRF4XX (check value 0x6F91 for "123456789"). Sent little-endian after the value.
 public enum CGMCRC {
@@ -20,7 +20,7 @@ public enum CGMCRC {
     }
 }
 
-/// One CGM Measurement record 0x2AA7 (CGMS v1.0.1 §3.1, GATT Specification Supplement §3.53); a notification may
+/// One CGM Measurement record 0x2AA7 (CGMS v1.0.1, GATT Specification Supplement); a notification may
 /// carry several records back to back, each starting with its own size.
 ///
 /// Size (uint8, the whole record including itself and the E2E-CRC); Flags: bit 0 Trend Information present, bit 1
@@ -62,7 +62,7 @@ public struct CGMMeasurementValue: Hashable, Sendable {
     }
 }
 
-/// CGM Session Start Time 0x2AAA (CGMS v1.0.1 §3.5): Date Time, Time Zone (sint8, 15-minute steps, −128 = not
+/// CGM Session Start Time 0x2AAA (CGMS v1.0.1): Date Time, Time Zone (sint8, 15-minute steps, −128 = not
 /// known), DST Offset (uint8, 255 = not known), E2E-CRC when supported.
 public struct CGMSessionStartTimeValue: Hashable, Sendable {
     public var start: DateTimeField

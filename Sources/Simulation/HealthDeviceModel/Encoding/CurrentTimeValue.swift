@@ -1,6 +1,6 @@
 import TetherPrimitives
 
-/// Current Time 0x2A2B (CTS v1.1 §3.1, GATT Specification Supplement §3.62): Exact Time 256 (Day Date Time: Date
+/// Current Time 0x2A2B (CTS v1.1, GATT Specification Supplement): Exact Time 256 (Day Date Time: Date
 /// Time + Day of Week; Fractions256) and Adjust Reason (bit 0 manual update, bit 1 external reference update,
 /// bit 2 change of time zone, bit 3 change of DST). 10 bytes.
 public struct CurrentTimeValue: Hashable, Sendable {

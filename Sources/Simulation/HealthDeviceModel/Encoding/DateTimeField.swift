@@ -1,6 +1,6 @@
 import TetherPrimitives
 
-/// The Date Time characteristic's 7 bytes (GATT Specification Supplement §3.70): year uint16 (1582...9999, 0 = not
+/// The Date Time characteristic's 7 bytes (GATT Specification Supplement): year uint16 (1582...9999, 0 = not
 /// known), month (1...12, 0 = not known), day (1...31, 0 = not known), hours, minutes, seconds. Used as the base
 /// or time stamp field of BPM, Glucose, Temperature, Weight and PLX, and inside Current Time and CGM Session Start.
 public struct DateTimeField: Hashable, Sendable {
@@ -39,7 +39,7 @@ public struct DateTimeField: Hashable, Sendable {
             minutes: UInt8(secondOfDay / 60 % 60), seconds: UInt8(secondOfDay % 60))
     }
 
-    /// Day of week for Day Date Time (GATT Supplement §3.72: 1 = Monday ... 7 = Sunday, 0 = not known), from the
+    /// Day of week for Day Date Time (GATT Supplement, Day Date Time: 1 = Monday ... 7 = Sunday, 0 = not known), from the
     /// same epoch count (1970-01-01 was a Thursday).
     public static func dayOfWeek(secondsSinceEpoch: Int64) -> UInt8 {
         let days = secondsSinceEpoch >= 0 ? secondsSinceEpoch / 86_400 : (secondsSinceEpoch - 86_399) / 86_400

@@ -1,6 +1,6 @@
 import TetherPrimitives
 
-/// Glucose Measurement 0x2A18 (GLS v1.0.1 §3.106 of the GATT Specification Supplement), notified in answer to a
+/// Glucose Measurement 0x2A18 (GLS v1.0.1 of the GATT Specification Supplement), notified in answer to a
 /// RACP report.
 ///
 /// Flags: bit 0 Time Offset present (sint16, minutes); bit 1 concentration, type and sample location present;
@@ -71,7 +71,7 @@ public struct GlucoseMeasurementValue: Hashable, Sendable {
     }
 }
 
-/// Glucose Measurement Context 0x2A34 (GATT Specification Supplement §3.104), notified right after the measurement
+/// Glucose Measurement Context 0x2A34 (GATT Specification Supplement), notified right after the measurement
 /// with the same sequence number when that one's "context follows" flag is set.
 ///
 /// Flags: bit 0 carbohydrate ID + carbohydrate (SFLOAT, kg) present; bit 1 meal present; bit 2 tester/health

@@ -1,4 +1,4 @@
-/// The Bluetooth SIG 16-bit UUIDs the simulated health devices use (Assigned Numbers §3.4 services, §3.8
+/// The Bluetooth SIG 16-bit UUIDs the simulated health devices use (Assigned Numbers: GATT services,
 /// characteristics), in one place.
 public enum HealthUUID {
     // Services.

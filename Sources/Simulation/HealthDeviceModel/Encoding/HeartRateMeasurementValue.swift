@@ -1,6 +1,6 @@
 import TetherPrimitives
 
-/// Heart Rate Measurement 0x2A37 (HRS v1.0 §3.1.1, GATT Specification Supplement §3.113), notified.
+/// Heart Rate Measurement 0x2A37 (HRS v1.0, GATT Specification Supplement), notified.
 ///
 /// Flags: bit 0 value format (0 = uint8, 1 = uint16 bpm); bits 1–2 sensor contact (bit 2 = supported, bit 1 =
 /// detected); bit 3 Energy Expended present (uint16, kJ); bit 4 RR-Intervals present (uint16 each, 1/1024 s).

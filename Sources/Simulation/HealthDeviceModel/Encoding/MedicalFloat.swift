@@ -1,6 +1,6 @@
 /// IEEE 11073-20601 SFLOAT-Type (16 bits) and FLOAT-Type (32 bits) as a device writes them.
 ///
-/// IEEE 11073-20601 Annex F.8 (and the GATT Specification Supplement §2.2 "medfloat16"/"medfloat32"): a value is
+/// IEEE 11073-20601 Annex F.8 (and the GATT Specification Supplement "medfloat16"/"medfloat32"): a value is
 /// `mantissa × 10^exponent`, the exponent a signed 4-bit (SFLOAT) or 8-bit (FLOAT) integer in the high bits and
 /// the mantissa a signed 12-bit or 24-bit integer in the low bits. Five mantissa values are reserved for the special
 /// values below, with exponent 0. The simulator's encoders are written from that text alone (never from the

@@ -1,6 +1,6 @@
 import TetherPrimitives
 
-/// PLX Spot-check Measurement 0x2A5E (indicated) of PLXS v1.0.1 §3.1 (GATT Specification Supplement §3.171).
+/// PLX Spot-check Measurement 0x2A5E (indicated) of PLXS v1.0.1 (GATT Specification Supplement).
 ///
 /// Flags: bit 0 Timestamp present; bit 1 Measurement Status present (uint16); bit 2 Device and Sensor Status
 /// present (uint24); bit 3 Pulse Amplitude Index present (SFLOAT, %); bit 4 Device Clock is Not Set. Then SpO2
@@ -46,7 +46,7 @@ public struct PLXSpotCheckValue: Hashable, Sendable {
     }
 }
 
-/// PLX Continuous Measurement 0x2A5F (notified) of PLXS v1.0.1 §3.2 (GATT Specification Supplement §3.170).
+/// PLX Continuous Measurement 0x2A5F (notified) of PLXS v1.0.1 (GATT Specification Supplement).
 ///
 /// Flags: bit 0 SpO2PR-Fast present; bit 1 SpO2PR-Slow present; bit 2 Measurement Status present; bit 3 Device and
 /// Sensor Status present; bit 4 Pulse Amplitude Index present. Then SpO2PR-Normal (SpO2 and PR, SFLOAT each),

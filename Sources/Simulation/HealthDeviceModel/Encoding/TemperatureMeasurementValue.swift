@@ -1,10 +1,10 @@
 import TetherPrimitives
 
-/// Temperature Measurement 0x2A1C (indicated) and Intermediate Temperature 0x2A1E (notified), one format (HTS v1.0
-/// §3.1 and §3.2; GATT Specification Supplement §3.216).
+/// Temperature Measurement 0x2A1C (indicated) and Intermediate Temperature 0x2A1E (notified), one format (HTS v1.0;
+/// GATT Specification Supplement, Temperature Measurement).
 ///
 /// Flags: bit 0 units (0 = Celsius, 1 = Fahrenheit); bit 1 Time Stamp present; bit 2 Temperature Type present.
-/// Then the temperature (FLOAT), the Time Stamp (Date Time) and the Temperature Type (uint8, §3.215: 1 armpit,
+/// Then the temperature (FLOAT), the Time Stamp (Date Time) and the Temperature Type (uint8, as in the Temperature Type characteristic: 1 armpit,
 /// 2 body, 3 ear, 4 finger, 5 gastro-intestinal tract, 6 mouth, 7 rectum, 8 toe, 9 tympanum).
 public struct TemperatureMeasurementValue: Hashable, Sendable {
     public enum Unit: Hashable, Sendable {

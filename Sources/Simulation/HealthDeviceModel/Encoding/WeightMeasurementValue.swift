@@ -1,10 +1,10 @@
 import TetherPrimitives
 
-/// Weight Measurement 0x2A9D (WSS v1.0 §3.1, GATT Specification Supplement §3.247), indicated.
+/// Weight Measurement 0x2A9D (WSS v1.0, GATT Specification Supplement), indicated.
 ///
 /// Flags: bit 0 units (0 = SI: weight in 0.005 kg, height in 0.001 m; 1 = imperial: weight in 0.01 lb, height in
 /// 0.1 in); bit 1 Time Stamp present; bit 2 User ID present (uint8, 0xFF = unknown user); bit 3 BMI (uint16, 0.1
-/// kg/m²) and Height present. Weight 0xFFFF is "Measurement Unsuccessful" (WSS §3.1.2.1).
+/// kg/m²) and Height present. Weight 0xFFFF is "Measurement Unsuccessful" (WSS).
 public struct WeightMeasurementValue: Hashable, Sendable {
     public enum Units: Hashable, Sendable {
         case si

@@ -2,14 +2,14 @@
 ///
 /// 1. A request is refused with a Response Code when its bytes are wrong (`RACPRequest.decode`).
 /// 2. A write while a procedure is in progress (anything but Abort) is refused with ATT error 0xFE "Procedure
-///    Already In Progress" (GLS v1.0.1 §3.9.2; Core Supplement Part B §1.2 "Common Profile and Service Error Codes").
+///    Already In Progress" (GLS v1.0.1; Core Supplement Part B §1.2 "Common Profile and Service Error Codes").
 /// 3. A write while the client has not enabled indications on the RACP is refused with ATT error 0xFD "Client
 ///    Characteristic Configuration Descriptor Improperly Configured" (same sections).
 /// 4. Report: each selected record's values, then Response Code Success; No Records Found when none matches.
 ///    Report Number: Number of Stored Records Response (0 is an answer, not an error). Delete: Success, or No
 ///    Records Found.
 /// 5. Abort stops a report between two records and answers Success (or Abort Unsuccessful under the fault); the
-///    aborted report gets no response of its own (GLS §3.9.3.4).
+///    aborted report gets no response of its own (GLS).
 /// 6. Faults, configured per device: the next N requests answered Server Busy; the next N writes refused with ATT
 ///    0xFE as if another client's procedure ran; the link dropped after K records of a report; a report that stops
 ///    after K records with Procedure Not Completed.
@@ -44,7 +44,7 @@ public struct RACPServer: Hashable, Sendable {
     }
 
     public var faults = Faults()
-    /// PLXS v1.0.1 §3.4.1: the PLX RACP supports only the "All records" operator; the others are answered
+    /// PLXS v1.0.1: the PLX RACP supports only the "All records" operator; the others are answered
     /// Operator Not Supported.
     public var allRecordsOnly = false
     private var pending: [Step] = []
@@ -130,7 +130,7 @@ public struct RACPServer: Hashable, Sendable {
         }
     }
 
-    /// The link went down: a procedure in progress ends with it (GLS §3.9: the client starts again on reconnection).
+    /// The link went down: a procedure in progress ends with it (GLS: the client starts again on reconnection).
     public mutating func linkLost() {
         pending.removeAll()
         queued.removeAll()

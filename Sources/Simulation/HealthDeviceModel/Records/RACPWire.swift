@@ -1,7 +1,7 @@
 import TetherPrimitives
 
-/// Record Access Control Point 0x2A52 as a server reads requests and writes responses (GLS v1.0.1 §3.9 and Table
-/// 3.x; the same procedure in PLXS v1.0.1 §3.4 and CGMS v1.0.1 §3.7, GATT Specification Supplement §3.182).
+/// Record Access Control Point 0x2A52 as a server reads requests and writes responses (GLS v1.0.1, Record
+/// Access Control Point; the same procedure in PLXS v1.0.1 and CGMS v1.0.1; GATT Specification Supplement).
 /// A value is Op Code (uint8), Operator (uint8), Operand (variable).
 public enum RACPOpCode: UInt8, Hashable, Sendable, CaseIterable {
     case reportStoredRecords = 0x01
@@ -22,7 +22,7 @@ public enum RACPOperator: UInt8, Hashable, Sendable, CaseIterable {
     case lastRecord = 0x06
 }
 
-/// The Response Code values (GATT Specification Supplement §3.182.3, "Response Code Values").
+/// The Response Code values (GATT Specification Supplement, "Response Code Values").
 public enum RACPResponseCode: UInt8, Hashable, Sendable, CaseIterable {
     case success = 0x01
     case opCodeNotSupported = 0x02
@@ -37,7 +37,7 @@ public enum RACPResponseCode: UInt8, Hashable, Sendable, CaseIterable {
 }
 
 /// Which records a request names. The key is the sequence number (Filter Type 0x01 in GLS and PLXS) or, in CGMS,
-/// the time offset in minutes (Filter Type 0x01 there too, CGMS §3.7.1).
+/// the time offset in minutes (Filter Type 0x01 there too, CGMS).
 public enum RACPSelection: Hashable, Sendable {
     case all
     case atMost(UInt16)
@@ -67,7 +67,7 @@ extension RACPRequest {
     static let userFacingTimeFilterType: UInt8 = 0x02
 
     /// Reads a written RACP value, refusing it with the Response Code the specification gives for each fault
-    /// (GLS v1.0.1 §3.9.x, "General Error Handling"): an unknown op code → Op Code Not Supported; an operator the
+    /// (GLS v1.0.1, "General Error Handling"): an unknown op code → Op Code Not Supported; an operator the
     /// op code does not take → Invalid Operator; an unknown operator → Operator Not Supported; a missing, extra or
     /// malformed operand (or a range whose minimum exceeds its maximum) → Invalid Operand; a filter type the server
     /// lacks → Operand Not Supported.
@@ -87,7 +87,7 @@ extension RACPRequest {
         let operand = Array(reader.readBytes(reader.remaining) ?? [])
 
         if opCode == .abortOperation {
-            // GLS §3.9.x.3: Abort takes the Null operator and no operand.
+            // GLS: Abort takes the Null operator and no operand.
             guard op == .null else { return refuse(.invalidOperator) }
             guard operand.isEmpty else { return refuse(.invalidOperand) }
             return .success(.abort)

@@ -13,7 +13,7 @@ public struct StoredRecord: Hashable, Sendable {
     }
 }
 
-/// The device's record memory: oldest first, sequence numbers uint16 counting up and wrapping (GLS v1.0.1 §3.106:
+/// The device's record memory: oldest first, sequence numbers uint16 counting up and wrapping (GLS v1.0.1:
 /// "The Sequence Number ... shall be incremented by 1 for each new measurement", uint16 and so modulo 65536).
 /// Bounded like a real meter's flash: the oldest record goes when it is full.
 public struct RecordStore: Hashable, Sendable {
@@ -36,7 +36,7 @@ public struct RecordStore: Hashable, Sendable {
         return record
     }
 
-    /// The records a selection names, oldest first (by key: GLS §3.9 filters on the value of the field, not on
+    /// The records a selection names, oldest first (by key: GLS filters on the value of the field, not on
     /// storage order; first/last are the oldest/newest stored).
     public func select(_ selection: RACPSelection) -> [StoredRecord] {
         switch selection {
