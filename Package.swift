@@ -173,7 +173,7 @@ let simulation: [Target] = [
     // A BlueZ simulator that bleak accepts: org.bluez on a private bus in BlueZ's signal order, each device driven by
     // the device model, plus fault injection through io.tether.Simulator1.
     .target(
-        name: "BlueZSimulator", dependencies: ["DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        name: "BlueZSimulator", dependencies: ["DBus", "TetherDeviceModel", "HealthDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/BlueZSimulator", exclude: ["README.md"]
     ),
 
@@ -197,6 +197,10 @@ let simulation: [Target] = [
         name: "TetherStoreSimulation", dependencies: ["TetherStore", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/TetherStoreSimulation"
     ),
+
+    // Standard Bluetooth SIG health devices, pure and seeded: their characteristics encoded from the SIG specifications
+    // (independently of HealthProfiles, which it must never import), a RACP server, device clocks, users and faults.
+    .target(name: "HealthDeviceModel", dependencies: ["TetherPrimitives"], path: "Sources/Simulation/HealthDeviceModel"),
 ]
 
 // MARK: - 6. Executables: one thin Entrypoint.swift each
@@ -274,7 +278,7 @@ let tests: [Target] = [
     .testTarget(
         name: "BlueZSimulatorTests",
         dependencies: ["BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherTestSupport"],
-        exclude: ["bleak_client.py"]
+        exclude: ["bleak_client.py", "bleak_health_client.py", "health-devices.json"]
     ),
     .testTarget(
         name: "TetherPeripheralTests",
@@ -318,6 +322,9 @@ let tests: [Target] = [
         ],
         exclude: ["HelpSnapshots"]
     ),
+    // The health device encoders against golden vectors from the specifications, the RACP server, faults, seeding, and
+    // the devices' ATT values in a btsnoop file decoded by Wireshark's tshark.
+    .testTarget(name: "HealthDeviceModelTests", dependencies: ["HealthDeviceModel", "TetherPrimitives", "TetherTestSupport"]),
 ]
 
 let package = Package(

@@ -47,4 +47,35 @@ import TetherTestSupport
             #expect(text.contains("PASS \(operation)\n"), "missing: \(operation)")
         }
     }
+
+    /// The standard health devices (health-devices.json) through bleak: a glucose meter's RACP report of every
+    /// stored record with its contexts and the success response, a cuff's stored and live indications, a strap's
+    /// notifications (bleak_health_client.py).
+    @Test(.enabled(if: enabled), .timeLimit(.minutes(5)))
+    func bleakReadsTheHealthDevices() async throws {
+        try #require(Self.python != nil, "bleak's fidelity test is required (TETHER_REQUIRE_BLEAK=1) but there is no python3")
+        var environment = ChildProcess.environment()
+        if let simulator = BuiltProducts.path("tether-sim") {
+            environment["TETHER_SIM"] = simulator
+        }
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("bleak-health-\(getpid()).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let process = try ChildProcess(
+            "/bin/bash", [Self.root.appendingPathComponent("scripts/ci/bleak-fidelity.sh").path, "--health"],
+            environment: environment, output: .file(log.path))
+        defer { process.kill() }
+        let status = try await process.wait(timeout: .seconds(280))
+        let text = try String(contentsOf: log, encoding: .utf8)
+        #expect(status == 0, "\(text)")
+        for operation in [
+            "glucose: CCCD refused before pairing with NotPermitted", "glucose: every stored record, uint16 sequence wrapping",
+            "glucose: RACP success 06 00 01 01", "glucose: contexts match announced sequence numbers",
+            "cuff: 3 stored readings indicated on connect",
+            "cuff: reading 2 failed (NaN in all three pressures), 1 and 3 are numbers",
+            "cuff: intermediate cuff pressures (notify) then the measurement (indicate)",
+            "heart rate: notifications via AcquireNotify, 60-100 bpm",
+        ] {
+            #expect(text.contains("PASS \(operation)\n"), "missing: \(operation)")
+        }
+    }
 }

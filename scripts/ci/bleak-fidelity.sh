@@ -4,11 +4,20 @@
 #
 #   scripts/ci/bleak-fidelity.sh                 # builds tether-sim with --scratch-path ${SCRATCH:-.build}
 #   TETHER_SIM=/path/to/tether-sim scripts/ci/bleak-fidelity.sh
+#   scripts/ci/bleak-fidelity.sh --health       # the standard health devices of
+#                                               # Tests/BlueZSimulatorTests/health-devices.json, bleak_health_client.py
 #
 # The venv is cached in ${TETHER_BLEAK_VENV:-<repo>/.build-bleak/venv-bleak-<version>} (ignored by git).
 # Needs python3 with venv/pip (Debian: python3-venv python3-pip, see scripts/setup/debian-packages.txt) and PyPI access
 # on the first run. Prints timings; exits non-zero on the first failed operation.
 set -euo pipefail
+
+SIM_ARGS=(--devices 3 --seed 1)
+CLIENT=bleak_client.py
+if [[ "${1:-}" == "--health" ]]; then
+    SIM_ARGS=(--config "$(cd "$(dirname "$0")/../.." && pwd)/Tests/BlueZSimulatorTests/health-devices.json")
+    CLIENT=bleak_health_client.py
+fi
 
 BLEAK_VERSION=3.1.0
 DBUS_FAST_VERSION=5.2.0
@@ -53,7 +62,7 @@ cleanup() {
 trap cleanup EXIT
 
 sim_started=$(date +%s.%N)
-"$SIM" --start-private-bus --devices 3 --seed 1 >"$WORK/sim.out" 2>"$WORK/sim.err" &
+"$SIM" --start-private-bus "${SIM_ARGS[@]}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM_PID=$!
 ADDRESS=""
 for _ in $(seq 1 200); do
@@ -68,7 +77,7 @@ echo "timing: tether-sim serving after $(elapsed "$sim_started")"
 client_started=$(date +%s.%N)
 status=0
 DBUS_SYSTEM_BUS_ADDRESS="$ADDRESS" PYTHONWARNINGS=ignore timeout 120 \
-    "$VENV/bin/python" "$ROOT/Tests/BlueZSimulatorTests/bleak_client.py" || status=$?
+    "$VENV/bin/python" "$ROOT/Tests/BlueZSimulatorTests/$CLIENT" || status=$?
 echo "timing: bleak client $(elapsed "$client_started"), total $(elapsed "$started")"
 if [[ $status -ne 0 ]]; then
     echo "--- tether-sim stderr ---" >&2

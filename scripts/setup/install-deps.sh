@@ -15,6 +15,8 @@ fi
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# tshark's wireshark-common asks whether non-superusers may capture; answer "no" so the install never prompts.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | run debconf-set-selections
 run apt-get update -qq
 run apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"

@@ -30,6 +30,7 @@ extension SimulatedDevice {
         }
         guard !isConnected else { return }
         linkUp()
+        try await healthLinkUp()
     }
 
     func disconnect() async throws {
@@ -95,6 +96,7 @@ extension SimulatedDevice {
         firmware.disconnected(at: WallClock.now())
         outbox.removeAll()
         closeSockets(announce: true)
+        healthLinkDown()
         if !notifySessions.isEmpty {
             notifySessions.removeAll()
             emit(["Notifying": .bool(false)], at: txPath)
@@ -134,6 +136,7 @@ extension SimulatedDevice {
         guard life == bluetoothdLife else { throw await droppedByRestart() }
         guard !pairingCanceled else { throw BlueZError.authenticationCanceled }
         isPaired = true
+        healthPaired()
         emit(["Paired": .bool(true), "Bonded": .bool(true)])
     }
 

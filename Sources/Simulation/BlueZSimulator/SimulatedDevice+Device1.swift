@@ -1,4 +1,5 @@
 import DBus
+import HealthDeviceModel
 import TetherDeviceModel
 import Foundation
 import LinkProtocol
@@ -93,7 +94,8 @@ extension SimulatedDevice {
                 get("RSSI") { $0.rssi.map(DBusValue.int16) },
                 get("TxPower") { $0.txPower.map(DBusValue.int16) },
                 DBusProperty("UUIDs", signature: "as") {
-                    .strings(configuration.tetherService ? [TetherGattLayout.tetherService] : [TetherGattLayout.deviceInformationService])
+                    if let health = configuration.health { return .strings([HealthUUID.full(health.kind.primaryService)]) }
+                    return .strings(configuration.tetherService ? [TetherGattLayout.tetherService] : [TetherGattLayout.deviceInformationService])
                 },
                 DBusProperty("ManufacturerData", signature: "a{qv}") { manufacturerData },
                 DBusProperty("ServiceData", signature: "a{sv}") { .variantDictionary([:]) },

@@ -14,6 +14,7 @@ extension SimulatedDevice {
         case .tx: txValue
         case .alertLevel: [alertLevel]
         case .fixed(let bytes): bytes
+        case .health(let uuid): healthValues[uuid] ?? []
         }
     }
 
@@ -25,6 +26,7 @@ extension SimulatedDevice {
         case .rx, .tx: throw BlueZError.notPermitted("Read not permitted")
         case .alertLevel: value = [alertLevel]
         case .fixed(let bytes): value = bytes
+        case .health(let uuid): value = try readHealth(uuid)
         }
         emit(["Value": .bytes(value)], at: characteristic, interface: BlueZInterface.gattCharacteristic)
         return value
@@ -47,6 +49,8 @@ extension SimulatedDevice {
             alertLevel = bytes[0]
         case .tx, .fixed:
             throw BlueZError.notPermitted("Write not permitted")
+        case .health(let uuid):
+            try writeHealth(uuid, bytes)
         }
     }
 
@@ -69,6 +73,7 @@ extension SimulatedDevice {
 
     /// The owner of StartNotify sessions left the bus.
     func clientVanished(_ name: String) {
+        healthClientVanished(name)
         guard notifySessions.contains(name) else { return }
         try? stopNotify(sender: name)
     }
@@ -104,6 +109,7 @@ extension SimulatedDevice {
     func descriptorValue(_ role: SimulatedGattDescriptor.Role) -> [UInt8] {
         switch role {
         case .clientConfiguration: (isNotifying || isNotifyAcquired) ? [0x01, 0x00] : [0x00, 0x00]
+        case .healthClientConfiguration(let uuid): healthCCCDValue(uuid)
         case .fixed(let bytes): bytes
         }
     }
@@ -113,6 +119,17 @@ extension SimulatedDevice {
 
     var txPath: DBusObjectPath { characteristicPath(role: .tx) }
     var rxPath: DBusObjectPath { characteristicPath(role: .rx) }
+
+    /// Notifying: the TX sessions, or a health characteristic's own.
+    func isNotifying(_ role: SimulatedGattCharacteristic.Role) -> Bool {
+        if case .health(let uuid) = role { return !(healthNotifySessions[uuid] ?? []).isEmpty }
+        return isNotifying
+    }
+
+    func isNotifyAcquired(_ role: SimulatedGattCharacteristic.Role) -> Bool {
+        if case .health(let uuid) = role { return healthNotifySockets[uuid] != nil }
+        return isNotifyAcquired
+    }
 
     func characteristicPath(role: SimulatedGattCharacteristic.Role) -> DBusObjectPath {
         for service in services {

@@ -85,6 +85,7 @@ extension SimulatedDevice {
             sendNotification(value)
             if random.chance(duplicateProbability) { sendNotification(value) }
         }
+        await healthConnectionEvent()
     }
 
     /// Benchmark stream: `count` HIT_EVENT frames (valid link-protocol frames, one per notification, sequence
@@ -149,6 +150,7 @@ extension SimulatedDevice {
     }
 
     func socketClosed(_ id: UInt64) {
+        if healthSocketClosed(id) { return }
         if notifySocket?.id == id {
             notifySocket = nil
             emit(["NotifyAcquired": .bool(false)], at: txPath)

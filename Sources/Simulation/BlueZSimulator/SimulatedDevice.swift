@@ -1,4 +1,5 @@
 import DBus
+import HealthDeviceModel
 import TetherDeviceModel
 import Foundation
 import LinkProtocol
@@ -55,6 +56,15 @@ public actor SimulatedDevice {
     var txValue: [UInt8] = []
     var alertLevel: UInt8 = 0
 
+    // A standard health device (configuration.health): its model, and per characteristic (16-bit UUID) the
+    // StartNotify sessions, the AcquireNotify socket and the last value (SimulatedDevice+Health).
+    var health: HealthDevice?
+    var healthNotifySessions: [UInt16: [String]] = [:]
+    var healthNotifySockets: [UInt16: SeqPacketSocket] = [:]
+    var healthValues: [UInt16: [UInt8]] = [:]
+    /// Every health value the device sent, in order, with its delivery: the oracle for tests and the btsnoop writer.
+    public internal(set) var healthTransmissions: [HealthTransmission] = []
+
     // Faults (see SimulatorControl).
     var pendingConnectFailures: [DBusError] = []
     var pendingAcquireNotifyFailures: [DBusError] = []
@@ -101,10 +111,18 @@ public actor SimulatedDevice {
         random = SplitMix64(seed: seed)
         let profile = configuration.firmware.profile(serial: configuration.serial)
         firmware = DeviceModel(profile: profile, bootedAt: WallClock.now())
-        services = TetherGattLayout.services(
-            manufacturer: "Tether Labs", model: "Tether", serial: configuration.serial,
-            firmware: profile.firmware.description
-        ).filter { configuration.tetherService || $0.uuid != TetherGattLayout.tetherService }
+        if let settings = configuration.health {
+            var seeded = settings
+            seeded.seed = settings.seed ^ seed
+            let model = HealthDevice(settings: seeded, serial: configuration.serial, now: WallClock.now())
+            health = model
+            services = HealthGattMapping.services(model.services)
+        } else {
+            services = TetherGattLayout.services(
+                manufacturer: "Tether Labs", model: "Tether", serial: configuration.serial,
+                firmware: profile.firmware.description
+            ).filter { configuration.tetherService || $0.uuid != TetherGattLayout.tetherService }
+        }
     }
 
     var mtu: UInt16 { link.mtu }
@@ -168,6 +186,10 @@ public actor SimulatedDevice {
         linkTask = nil
         closeSockets(announce: false)
         notifySessions.removeAll()
+        if isConnected { health?.disconnected() }
+        for socket in healthNotifySockets.values { socket.shutDown() }
+        healthNotifySockets.removeAll()
+        healthNotifySessions.removeAll()
         if isConnected { firmware.disconnected(at: WallClock.now()) }
         isConnected = false
         servicesResolved = false

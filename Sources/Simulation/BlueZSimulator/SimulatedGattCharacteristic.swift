@@ -15,6 +15,8 @@ struct SimulatedGattCharacteristic: Sendable {
         case alertLevel
         /// A read-only value.
         case fixed([UInt8])
+        /// A standard health characteristic (16-bit SIG UUID), served by the device's HealthDevice model.
+        case health(UInt16)
     }
 
     let handle: UInt16
@@ -42,11 +44,16 @@ struct SimulatedGattCharacteristic: Sendable {
             DBusProperty("Value", signature: "ay") { .bytes(await device.cachedValue(role)) },
         ]
         // BlueZ lists NotifyAcquired/Notifying only for notifying characteristics and WriteAcquired only for
-        // write-without-response ones; bleak picks AcquireNotify by the presence of NotifyAcquired.
+        // write-without-response ones; bleak picks AcquireNotify by the presence of NotifyAcquired. For a health
+        // characteristic NotifyAcquired exists only with the notify property (BlueZ src/gatt-client.c,
+        // characteristic_notify_acquired_exists): an indicate-only one is reached through StartNotify.
         if notifies {
-            properties.append(DBusProperty("Notifying", signature: "b") { .bool(await device.isNotifying) })
-            properties.append(
-                DBusProperty("NotifyAcquired", signature: "b") { .bool(await device.isNotifyAcquired) })
+            properties.append(DBusProperty("Notifying", signature: "b") { .bool(await device.isNotifying(role)) })
+            if case .health = role, !flags.contains("notify") {
+            } else {
+                properties.append(
+                    DBusProperty("NotifyAcquired", signature: "b") { .bool(await device.isNotifyAcquired(role)) })
+            }
         }
         if writesWithoutResponse {
             properties.append(DBusProperty("WriteAcquired", signature: "b") { .bool(await device.isWriteAcquired) })
@@ -64,14 +71,23 @@ struct SimulatedGattCharacteristic: Sendable {
                     try await device.writeValue(role, bytes, type: type, flags: flags)
                     return []
                 },
+                // BlueZ's StartNotify serves notify and indicate alike (it writes the CCCD bit the properties allow).
                 DBusMethod("StartNotify") { call in
-                    guard flags.contains("notify") else { throw BlueZError.notSupported }
-                    try await device.startNotify(sender: call.sender)
+                    guard flags.contains("notify") || flags.contains("indicate") else { throw BlueZError.notSupported }
+                    if case .health(let uuid) = role {
+                        try await device.startHealthNotify(uuid, sender: call.sender)
+                    } else {
+                        try await device.startNotify(sender: call.sender)
+                    }
                     return []
                 },
                 DBusMethod("StopNotify") { call in
-                    guard flags.contains("notify") else { throw BlueZError.notSupported }
-                    try await device.stopNotify(sender: call.sender)
+                    guard flags.contains("notify") || flags.contains("indicate") else { throw BlueZError.notSupported }
+                    if case .health(let uuid) = role {
+                        try await device.stopHealthNotify(uuid, sender: call.sender)
+                    } else {
+                        try await device.stopNotify(sender: call.sender)
+                    }
                     return []
                 },
                 DBusMethod(
@@ -79,6 +95,10 @@ struct SimulatedGattCharacteristic: Sendable {
                     outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]
                 ) { _ in
                     guard flags.contains("notify") else { throw BlueZError.notSupported }
+                    if case .health(let uuid) = role {
+                        let (fd, mtu) = try await device.acquireHealthNotify(uuid)
+                        return [.unixFD(fd), .uint16(mtu)]
+                    }
                     let (fd, mtu) = try await device.acquireNotify()
                     return [.unixFD(fd), .uint16(mtu)]
                 },

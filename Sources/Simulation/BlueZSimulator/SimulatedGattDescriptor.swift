@@ -7,6 +7,8 @@ struct SimulatedGattDescriptor: Sendable {
         /// 0x2902: readable (reflects notification state); a direct write is `NotPermitted`, as in BlueZ, which
         /// owns the CCCD and writes it for StartNotify/AcquireNotify.
         case clientConfiguration
+        /// The CCCD of a health characteristic: reads 01 00 (notifications) or 02 00 (indications) while enabled.
+        case healthClientConfiguration(UInt16)
         case fixed([UInt8])
     }
 
@@ -30,7 +32,8 @@ struct SimulatedGattDescriptor: Sendable {
                 },
                 DBusMethod("WriteValue", inputs: [DBusArgument("value", "ay"), options]) { _ in
                     switch role {
-                    case .clientConfiguration, .fixed: throw BlueZError.notPermitted("Write not permitted")
+                    case .clientConfiguration, .healthClientConfiguration, .fixed:
+                        throw BlueZError.notPermitted("Write not permitted")
                     }
                 },
             ],

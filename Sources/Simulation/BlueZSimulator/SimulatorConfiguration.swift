@@ -1,3 +1,4 @@
+import HealthDeviceModel
 import TetherDeviceModel
 import Foundation
 
@@ -97,6 +98,10 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
     /// The GAP Device Name (0x2A00) the device serves; bluetoothd reads it on connecting and renames the device
     /// to it (Device1.Name and Alias). nil: the same as `name`, so no rename.
     public var gapName: String?
+    /// A standard Bluetooth health device instead of a Tether device: its kind and parameters (stored records,
+    /// users, faults, measurement interval, seed). It offers the profile's services, Current Time where it has a
+    /// clock, and Device Information; no Tether service, no manufacturer data unless configured.
+    public var health: HealthDeviceSettings?
 
     public init(address: String) {
         self.address = address
@@ -117,5 +122,10 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
         serial = try container.decodeIfPresent(String.self, forKey: .serial) ?? serial
         tetherService = try container.decodeIfPresent(Bool.self, forKey: .tetherService) ?? tetherService
         gapName = try container.decodeIfPresent(String.self, forKey: .gapName)
+        health = try container.decodeIfPresent(HealthDeviceSettings.self, forKey: .health)
+        if health != nil {
+            tetherService = false
+            if !container.contains(.manufacturerData) { manufacturerData = [:] }
+        }
     }
 }

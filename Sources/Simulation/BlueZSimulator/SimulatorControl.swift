@@ -23,6 +23,16 @@ import Foundation
 /// - `Reboot(o device)`: same as the `reboot` fault.
 /// - `StreamNotifications(o device, u count) -> u sent`: benchmark stream of `count` HIT_EVENT frames, one per
 ///   notification, bypassing the firmware (see `LinkModel.unthrottled`).
+/// - Health devices (`devices[].health`), `InjectFault` kinds: `health-racp-disconnect` {`after_records` u}: the
+///   next report drops the link after that many records; `health-racp-not-completed` {`after_records` u}: the next
+///   report stops there with Procedure Not Completed; `health-racp-busy` {`count` u}: the next requests answered
+///   Server Busy; `health-racp-in-progress` {`count` u}: the next RACP writes refused with ATT 0xFE;
+///   `health-racp-abort-unsuccessful` {`enabled` b}; `health-special-values` {`value` s `nan`|`nres`|
+///   `positiveInfinity`|`negativeInfinity`|`reserved`, `count` u}: the next measurements' main value;
+///   `health-clock-not-set`: the device's clock is lost (counts from 2000-01-01); `health-sequence-reset`
+///   {`first_sequence` u, default 1}: memory cleared, numbering restarts; `health-forget-bond`: the device was reset
+///   and forgot its bond (a bonded Connect fails with Failed "le-connection-key-missing" until RemoveDevice + Pair).
+/// - `TakeMeasurement(o device, a{sv} options) -> b`: the person measures now (`user` y for cuffs and scales).
 /// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u, `notifications_dropped` u,
 ///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash),
 ///   `connect_calls` u, `disconnect_calls` u, `start_notify_calls` u (calls received, whatever their outcome),
@@ -58,6 +68,14 @@ enum SimulatorControl {
                     let sent = await device.streamNotifications(Int(call.arguments[1].uint32Value ?? 0))
                     return [.uint32(UInt32(clamping: sent))]
                 },
+                DBusMethod(
+                    "TakeMeasurement", inputs: [DBusArgument("device", "o"), DBusArgument("options", "a{sv}")],
+                    outputs: [DBusArgument("taken", "b")]
+                ) { call in
+                    let device = try await device(call.arguments[0].objectPathValue, in: simulator)
+                    let user = call.arguments[1].variantDictionaryValue?["user"]?.byteValue
+                    return [.bool(await device.takeHealthMeasurement(user: user))]
+                },
                 DBusMethod("Reboot", inputs: [DBusArgument("device", "o")]) { call in
                     try await device(call.arguments[0].objectPathValue, in: simulator).reboot()
                     return []
@@ -82,6 +100,9 @@ enum SimulatorControl {
                             "disconnect_calls": .uint32(UInt32(clamping: await device.disconnectCalls)),
                             "start_notify_calls": .uint32(UInt32(clamping: await device.startNotifyCalls)),
                             "removals": .uint32(UInt32(clamping: await device.removals)),
+                            // Health devices: values sent (notifications and indications) and records in memory.
+                            "health_values_sent": .uint32(UInt32(clamping: await device.healthTransmissions.count)),
+                            "health_records_stored": .uint32(UInt32(clamping: await device.healthRecordsStored)),
                         ])
                     ]
                 },
@@ -157,6 +178,10 @@ enum SimulatorControl {
             Task {
                 try? await Task.sleep(for: .milliseconds(20))
                 try? await simulator.restartBluetoothd(downtime: .milliseconds(downtime), lateNoReply: lateNoReply)
+            }
+        case _ where kind.hasPrefix("health-"):
+            for device in try await targets(options, in: simulator) where device.configuration.health != nil {
+                try await device.injectHealthFault(String(kind.dropFirst("health-".count)), options: options)
             }
         default:
             throw BlueZError.invalidArguments
