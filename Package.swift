@@ -288,7 +288,7 @@ let tests: [Target] = [
         name: "TetherGatewayTests",
         dependencies: [
             "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol", "TetherSettings",
-            "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives", "TetherTestSupport", "HealthProfiles",
+            "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives", "TetherTestSupport", "HealthProfiles", "HealthDeviceModel",
         ]
     ),
     .testTarget(
