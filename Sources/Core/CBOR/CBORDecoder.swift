@@ -133,9 +133,7 @@ private struct Cursor {
             } else {
                 while try !atBreak() {
                     let key = try item(depth: depth + 1)
-                    // §3.2.2: an indefinite map needs a value for every key; a break in its place is not well-formed.
-                    guard offset < bytes.count else { throw CBORError(.truncated, at: offset) }
-                    guard bytes[offset] != 0xFF else { throw CBORError(.unexpectedIndefiniteOrBreak, at: offset) }
+                    // §3.2.2: every key needs a value; a break in its place is refused by item() as a stray break.
                     pairs.append(CBORPair(key, try item(depth: depth + 1)))
                 }
             }
