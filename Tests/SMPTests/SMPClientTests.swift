@@ -113,6 +113,9 @@ struct SMPClientTests {
         #expect(client.nextDeadline == start.advanced(by: .seconds(2)))
         #expect(client.handleTimeout(at: start.advanced(by: .seconds(1))).isEmpty, "not yet")
         #expect(written(client.handleTimeout(at: start.advanced(by: .seconds(2)))) == request)
+        // The retry has its own full time-out.
+        #expect(client.nextDeadline == start.advanced(by: .seconds(4)))
+        #expect(client.handleTimeout(at: start.advanced(by: .seconds(3))).isEmpty)
         #expect(written(client.handleTimeout(at: start.advanced(by: .seconds(4)))) == request)
         #expect(client.handleTimeout(at: start.advanced(by: .seconds(6))) == [.completed(tag, .failure(.timedOut))])
         let late = try answer(request[0], .textMap(["r": .text("a")]))
