@@ -35,7 +35,7 @@ struct ImageUploaderTests {
         #expect(pair.finished && pair.failure == nil)
         #expect(pair.device.upload?.received == image)
         #expect(pair.device.droppedOversize == 0 && pair.device.droppedNoBuffer == 0 && pair.device.droppedFragment == 0)
-        #expect(pair.device.maxPending == example.bufferCount - 1, "window = buf_count − 1")
+        #expect(pair.device.maxPending == example.bufferCount - 1 && pair.maxWaiting == example.bufferCount - 1, "window = buf_count − 1")
         #expect(pair.writes.allSatisfy { $0.count <= example.mtu - 3 }, "every write fits the MTU")
         // Requests fill their budget: buf_size with reassembly, one write without.
         let budget = example.reassembles ? example.bufferSize : min(example.bufferSize, example.mtu - 3)
@@ -95,6 +95,7 @@ struct ImageUploaderTests {
         #expect(pair.device.upload?.received == image)
         #expect(pair.device.dataBytesWritten == image.count)
         #expect(bufferCount == 2 || pair.device.wrongOffsets > 0, "a lost chunk in a window makes the next ones wrong")
+        #expect(pair.maxWaiting <= bufferCount - 1, "requests sent for a wrong offset are cancelled, not left waiting")
     }
 
     /// Rule 4 with reordering (UDP-like: one whole request per datagram, jitter lets datagrams overtake each other):
@@ -116,6 +117,7 @@ struct ImageUploaderTests {
         #expect(pair.device.upload?.received == image)
         #expect(pair.device.dataBytesWritten == image.count)
         #expect(pair.device.wrongOffsets > 0, "the jitter reordered chunks")
+        #expect(pair.maxWaiting <= 4, "requests sent for a wrong offset are cancelled, not left waiting")
     }
 
     /// Rule 5: a disconnect at every event of a clean run (parameters, erase, first chunk, window, last chunk);

@@ -43,6 +43,8 @@ struct UploadPair {
     var finished = false
     var failure: UploadFailure?
     var writes: [[UInt8]] = []
+    /// The most requests the uploader had waiting at once.
+    var maxWaiting = 0
 
     init(image: [UInt8], device: SMPDeviceModel.Configuration, link: Link, uploader configuration: ImageUploader.Configuration? = nil, seed: UInt64 = 1) {
         var deviceConfiguration = device
@@ -57,6 +59,7 @@ struct UploadPair {
     }
 
     mutating func apply(_ orders: [UploadOrder]) {
+        maxWaiting = max(maxWaiting, uploader.requestsWaiting)
         for order in orders {
             switch order {
             case .write(let bytes):

@@ -81,6 +81,9 @@ public struct ImageUploader {
 
     public var nextDeadline: Timestamp? { client.nextDeadline }
 
+    /// Requests written and not yet answered, cancelled or given up (rule 3 keeps it within the window).
+    public var requestsWaiting: Int { client.waitingCount }
+
     public var isFinished: Bool {
         if case .finished = phase { return true }
         return false
