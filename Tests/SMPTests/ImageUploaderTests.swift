@@ -152,6 +152,11 @@ struct ImageUploaderTests {
         #expect(pair.failure == .deviceStoppedAnswering(offset: 0) && !pair.finished)
     }
 
+    @Test func emptyImageIsRefused() {
+        var uploader = ImageUploader(image: [], sha256: [], configuration: .init())
+        #expect(uploader.start(at: Timestamp(nanoseconds: 0)) == [.failed(.emptyImage)])
+    }
+
     /// Rule 6: `match: false` on the last answer fails the upload.
     @Test func hashMismatchFails() {
         let image = Self.image(2_000)

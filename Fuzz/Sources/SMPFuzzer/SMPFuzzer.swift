@@ -11,8 +11,8 @@
 // parameters request is sequence 0, its chunks 1, 2, …).
 //
 // Traps (real bugs): a write longer than the write limit; a request with more data than buf_size allows; more
-// requests in flight than the window; progress beyond the image or going backwards without a reason; orders
-// after the upload ended.
+// requests waiting than the window; progress beyond the image; `finished` short of the image; orders after the
+// upload ended.
 
 import CBOR
 import FuzzSupport
@@ -87,6 +87,8 @@ struct UploadWatch {
             FuzzSupport.check(!ended, "an order after the upload ended: \(order)")
             switch order {
             case .write(let bytes):
+                let window = max(1, min(4, (parameters?.bufferCount ?? 2) - 1))
+                FuzzSupport.check(uploader.requestsWaiting <= max(window, 1), "\(uploader.requestsWaiting) requests waiting, window \(window)")
                 FuzzSupport.check(bytes.count <= writeLimit && !bytes.isEmpty, "a write of \(bytes.count) bytes over the limit \(writeLimit)")
                 checkRequest(bytes)
             case .parameters(let value):

@@ -98,6 +98,8 @@ public struct ImageUploader {
     public mutating func start(at now: Timestamp) -> [UploadOrder] {
         guard case .waiting = phase, !started else { return [] }
         started = true
+        // An empty image would leave nothing to send and nothing to wait for.
+        guard !image.isEmpty else { return fail(.emptyImage) }
         return readParameters(at: now)
     }
 
@@ -300,6 +302,8 @@ public enum UploadFailure: Error, Hashable, Sendable {
     case deviceOffsetBeyondImage(Int)
     /// The device's hash of what it received differs from `sha` (`match: false`).
     case hashMismatch
+    /// There is nothing to upload.
+    case emptyImage
     /// Not one byte of data (or, for the first chunk, not the 32-byte image header) fits a request within this budget
     /// (buf_size, or the write limit where the device does not reassemble).
     case bufferTooSmall(Int)
