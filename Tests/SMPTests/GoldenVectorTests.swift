@@ -145,6 +145,17 @@ struct GoldenVectorTests {
         }
     }
 
+    /// Bootloader information, query "mode" (Zephyr "SMP OS management group", "Bootloader information"; the smp
+    /// package's `MCUbootModeQueryResponse` has the same keys, `mode` and `no-downgrade`): MCUboot's mode 3 is
+    /// swap without scratch. Unknown keys are skipped; a wrong type is the device's error.
+    @Test func bootloaderModeAnswer() throws {
+        let body = CBORValue.textMap(["mode": .unsigned(3), "no-downgrade": .bool(true), "extra": .null])
+        #expect(try SMPBootloaderInfo(body: body) == SMPBootloaderInfo(mode: 3, noDowngrade: true))
+        #expect(try SMPBootloaderInfo(body: .textMap(["mode": .integer(-1)])).mode == -1)
+        #expect(throws: SMPDecodeError.field("no-downgrade")) { try SMPBootloaderInfo(body: .textMap(["no-downgrade": .unsigned(1)])) }
+        #expect(hexString(SMPRequest.bootloaderInfo(query: "mode").encoded(version: .v2, sequence: 1)) == "0800000c00000108a1657175657279646d6f6465")
+    }
+
     func header(_ operation: SMPOperation, group: UInt16, length: Int, version: SMPVersion = .v1) -> SMPHeader {
         SMPHeader(version: version, operation: operation, length: UInt16(length), group: group, sequence: 0, command: 0)
     }
