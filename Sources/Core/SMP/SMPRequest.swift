@@ -46,8 +46,11 @@ public struct SMPRequest: Hashable, Sendable {
         return SMPRequest(operation: .write, group: SMPGroup.os, command: SMPOSCommand.reset, body: body)
     }
 
-    /// MCUmgr parameters (read) → `{buf_size, buf_count}`.
-    public static let parameters = SMPRequest(operation: .read, group: SMPGroup.os, command: SMPOSCommand.parameters, body: [])
+    /// MCUmgr parameters (read) → `{buf_size, buf_count}`. (Computed, as every builder here: a global holding an
+    /// indirect CBORValue keeps its box behind a tagged pointer, which LeakSanitizer reports as leaked.)
+    public static var parameters: SMPRequest {
+        SMPRequest(operation: .read, group: SMPGroup.os, command: SMPOSCommand.parameters, body: [])
+    }
 
     /// Bootloader information (read), `{query?}`: no query → `{bootloader}`; query "mode" → `{mode, no-downgrade?}`.
     public static func bootloaderInfo(query: String? = nil) -> SMPRequest {
@@ -59,7 +62,9 @@ public struct SMPRequest: Hashable, Sendable {
     // MARK: Image group
 
     /// Image state (read) → `{images: [...]}`.
-    public static let imageState = SMPRequest(operation: .read, group: SMPGroup.image, command: SMPImageCommand.state, body: [])
+    public static var imageState: SMPRequest {
+        SMPRequest(operation: .read, group: SMPGroup.image, command: SMPImageCommand.state, body: [])
+    }
 
     /// Image state (write) `{hash?, confirm}`: `confirm` false marks the image with `hash` for test; true confirms it
     /// (or the running image when `hash` is nil). Answered with the new state list.
