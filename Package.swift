@@ -65,6 +65,14 @@ let core: [Target] = [
     // Standard Bluetooth SIG health profiles, pure: the characteristics' wire forms (IEEE-11073 SFLOAT/FLOAT with
     // their special values, units as reported and in UCUM), the RACP client and the device-time derivation.
     .target(name: "HealthProfiles", dependencies: ["TetherPrimitives"], path: "Sources/Core/HealthProfiles"),
+
+    // A small hand-written CBOR codec (RFC 8949; the package mirror has none): definite and indefinite lengths,
+    // limits on depth, items and size, preferred serialization. README.md says why.
+    .target(name: "CBOR", path: "Sources/Core/CBOR", exclude: ["README.md"]),
+
+    // MCUmgr SMP, sans-I/O: the 8-byte header (v1, v2), OS and image group messages, both error forms, response
+    // reassembly, the client core (sequences, time-outs, retries) and the windowed, resumable image uploader.
+    .target(name: "SMP", dependencies: ["CBOR", "TetherPrimitives"], path: "Sources/Core/SMP"),
 ]
 
 // MARK: - 2. Bus: D-Bus and BlueZ
@@ -325,6 +333,11 @@ let tests: [Target] = [
     // The health device encoders against golden vectors from the specifications, the RACP server, faults, seeding, and
     // the devices' ATT values in a btsnoop file decoded by Wireshark's tshark.
     .testTarget(name: "HealthDeviceModelTests", dependencies: ["HealthDeviceModel", "TetherPrimitives", "TetherTestSupport"]),
+    .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
+    // SMP's codec, client core and uploader (an in-test device model), and a cross-check against PyPI's `smp`.
+    .testTarget(
+        name: "SMPTests", dependencies: ["SMP", "CBOR", "TetherPrimitives", "TetherTestSupport", crypto], exclude: ["smp_crosscheck.py"]
+    ),
 ]
 
 let package = Package(
@@ -359,6 +372,8 @@ let package = Package(
         .library(name: "TetherDeviceModel", targets: ["TetherDeviceModel"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .library(name: "TetherSyncTesting", targets: ["TetherSyncTesting"]),
+        .library(name: "CBOR", targets: ["CBOR"]),
+        .library(name: "SMP", targets: ["SMP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

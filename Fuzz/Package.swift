@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for the link protocol core (issue 2, item 7), the D-Bus wire reader (issue 4), the transcript
-// and configuration readers (issue 12). A package of its own so that the main package
+// and configuration readers (issue 12), CBOR and the SMP codec (issue 16). A package of its own so that the main package
 // never builds with sanitizers. Build and run with ./run-smoke.sh (see README.md).
 
 import PackageDescription
@@ -50,6 +50,19 @@ let package = Package(
         .executableTarget(
             name: "ConfigurationFuzzer",
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+
+        // The CBOR decoder (limits, indefinite lengths, streaming prefix) and its preferred-serialization round trip.
+        .executableTarget(name: "CBORFuzzer", dependencies: ["FuzzSupport", .product(name: "CBOR", package: "Tether")]),
+
+        // SMP: notifications in fuzzer-chosen chunks through the reassembler, the client's matching, every typed
+        // decoder, and the image uploader's promises (write sizes, buf_size, progress).
+        .executableTarget(
+            name: "SMPFuzzer",
+            dependencies: [
+                "FuzzSupport", .product(name: "SMP", package: "Tether"), .product(name: "CBOR", package: "Tether"),
+                .product(name: "TetherPrimitives", package: "Tether"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

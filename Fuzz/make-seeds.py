@@ -153,8 +153,70 @@ def config_seeds():
     yield "tether-every-key.toml", every_key
 
 
+def cbor(value) -> bytes:
+    """A minimal definite-length CBOR encoder (RFC 8949 §3, shortest heads) for the seeds below."""
+    def head(major, argument):
+        if argument < 24:
+            return bytes([major << 5 | argument])
+        for info, width in ((24, 1), (25, 2), (26, 4), (27, 8)):
+            if argument < 1 << (8 * width):
+                return bytes([major << 5 | info]) + argument.to_bytes(width, "big")
+        raise ValueError(argument)
+    if value is False or value is True:
+        return bytes([0xF5 if value else 0xF4])
+    if value is None:
+        return b"\xf6"
+    if isinstance(value, int):
+        return head(0, value) if value >= 0 else head(1, -1 - value)
+    if isinstance(value, bytes):
+        return head(2, len(value)) + value
+    if isinstance(value, str):
+        return head(3, len(value.encode())) + value.encode()
+    if isinstance(value, list):
+        return head(4, len(value)) + b"".join(cbor(v) for v in value)
+    if isinstance(value, dict):
+        return head(5, len(value)) + b"".join(cbor(k) + cbor(v) for k, v in value.items())
+    raise TypeError(value)
+
+
+def cbor_seeds():
+    """CBORFuzzer: the input is one item. RFC 8949 Appendix A examples (definite and indefinite) and SMP bodies."""
+    appendix_a = ["1bffffffffffffffff", "3bffffffffffffffff", "c249010000000000000000", "fb3ff199999999999a", "f97bff",
+                  "fa7f7fffff", "f8ff", "d82076687474703a2f2f7777772e6578616d706c652e636f6d", "64f0908591",
+                  "98190102030405060708090a0b0c0d0e0f101112131415161718181819", "5f42010243030405ff",
+                  "7f657374726561646d696e67ff", "9f018202039f0405ffff", "bf61610161629f0203ffff",
+                  "bf6346756ef563416d7421ff", "a56161614161626142616361436164614461656145"]
+    for index, hex_item in enumerate(appendix_a):
+        yield f"rfc8949-a-{index:02}", bytes.fromhex(hex_item)
+    yield "zcbor-upload-answer", b"\xbf" + cbor("rc") + cbor(0) + cbor("off") + cbor(165) + b"\xff"
+    yield "image-state", cbor({"images": [{"slot": 0, "version": "1.2.3", "hash": bytes(range(32)), "active": True},
+                                          {"image": 0, "slot": 1, "version": "1.3.0", "pending": True}], "splitStatus": 0})
+    yield "v2-error", cbor({"err": {"group": 1, "rc": 9}})
+    yield "nested", bytes([0x81] * 7) + b"\x9f\xbf\x61\x61\x5f\x41\x00\xff\xff\xff"
+
+
+def smp_seeds():
+    """SMPFuzzer: byte 0 = chunk-size count (low 4 bits) | reassembly (bit 4), byte 1 = write limit, the sizes,
+    then notifications. Responses are built here from Zephyr's "SMP Protocol Specification" header layout."""
+    def response(group, command, sequence, body, op=3, version=1):
+        payload = body if isinstance(body, bytes) else cbor(body)
+        return struct.pack(">BBHHBB", version << 3 | op, 0, len(payload), group, sequence, command) + payload
+    parameters = response(0, 6, 0, {"buf_size": 256, "buf_count": 4}, op=1)
+    uploads = b"".join(response(1, 1, seq, {"off": off}) for seq, off in ((1, 200), (2, 420), (3, 640), (4, 860)))
+    last = response(1, 1, 5, {"off": 3000, "match": True})
+    echo = response(0, 0, 0, {"r": "fuzz"})
+    state = response(1, 0, 2, {"images": [{"slot": 0, "version": "1.0.0", "hash": bytes(32), "confirmed": True}]}, op=1)
+    errors = response(1, 1, 3, {"err": {"group": 1, "rc": 9}}) + response(0, 6, 1, {"rc": 8, "rsn": "no"}, op=1, version=0)
+    zcbor = response(1, 1, 1, b"\xbf" + cbor("off") + cbor(1000) + b"\xff")
+    yield "upload-flow", bytes([0x00, 244]) + parameters + uploads + last
+    yield "upload-flow-mtu23", bytes([0x11, 20, 20]) + parameters + uploads + last
+    yield "upload-resume", bytes([0x12, 244, 7, 64]) + parameters + zcbor + uploads
+    yield "client-answers", bytes([0x03, 100, 1, 5, 30]) + echo + parameters + state + errors
+    yield "garbage", bytes([0x00, 100]) + echo[:5] + b"\xe3\x00\x00\x00\x00\x00\x00\x00" + parameters
+
+
 KINDS = {"frame": frame_seeds, "session": session_seeds, "dbus": dbus_seeds, "transcript": transcript_seeds,
-         "config": config_seeds}
+         "config": config_seeds, "cbor": cbor_seeds, "smp": smp_seeds}
 # `make-seeds.py transcript config` rewrites only those kinds (the dbus seeds need python3-gi).
 for name in sys.argv[1:] or KINDS:
     seeds = KINDS[name]()
