@@ -5,9 +5,8 @@ import TetherPrimitives
 enum EpochArithmetic {
     /// Whole seconds since the epoch (rounded down) and the nanoseconds after them (0 ..< 10⁹).
     static func split(_ instant: Timestamp) -> (seconds: Int64, nanoseconds: Int64) {
-        let ns = instant.nanoseconds
-        let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
-        return (seconds, ns - seconds * 1_000_000_000)
+        let (quotient, remainder) = instant.nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        return remainder < 0 ? (quotient - 1, remainder + 1_000_000_000) : (quotient, remainder)
     }
 
     /// The instant `seconds` after the epoch plus `nanoseconds`, or nil outside a Timestamp's range.
