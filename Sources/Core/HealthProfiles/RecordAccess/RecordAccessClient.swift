@@ -83,7 +83,8 @@ public struct RecordAccessClient: Sendable {
         var deviceLatest: UInt16?
         var probed = false
         var sawAtOrBelowCursor = false
-        var previouslyMissing: Set<UInt16> = []
+        /// Keys missing from the previous answer in this connection (rule 3: missing twice = absent).
+        var previouslyMissing: [ClosedRange<Int>] = []
         var greaterOrEqualUnsupported = false
     }
 
@@ -324,7 +325,7 @@ public struct RecordAccessClient: Sendable {
     }
 
     /// The keys that extend the cursor in order, the new last key, the keys past a gap and the keys missing.
-    private func inOrderRun(of received: Set<UInt16>) -> (keys: [UInt16], last: UInt16?, beyondGap: [UInt16], missing: Set<UInt16>) {
+    private func inOrderRun(of received: Set<UInt16>) -> (keys: [UInt16], last: UInt16?, beyondGap: [UInt16], missing: [ClosedRange<Int>]) {
         let sorted = received.sorted()
         guard let highest = sorted.last else { return ([], nil, [], []) }
         // With nothing committed the run starts at the oldest key, which after a wrap is not the lowest.
@@ -335,18 +336,27 @@ public struct RecordAccessClient: Sendable {
             return (keys, keys.last, [], [])
         case .sequenceNumber:
             var next = start
-            while next <= Int(highest),
-                received.contains(UInt16(next)) || connection.previouslyMissing.contains(UInt16(next))
-            {
-                next += 1
+            while next <= Int(highest) {
+                if received.contains(UInt16(next)) {
+                    next += 1
+                } else if let absent = connection.previouslyMissing.first(where: { $0.contains(next) }) {
+                    next = absent.upperBound + 1
+                } else {
+                    break
+                }
             }
             let keys = sorted.filter { Int($0) >= start && Int($0) < next }
             let beyond = sorted.filter { Int($0) >= next }
-            var missing: Set<UInt16> = []
-            if next <= Int(highest) {
-                for key in next...Int(highest) where !received.contains(UInt16(key)) { missing.insert(UInt16(key)) }
+            // The cursor stops at the last key received, not at absent keys passed after it: it names a record.
+            // The keys missing from there on are remembered, as ranges, for the next asking.
+            let from = keys.last.map { Int($0) + 1 } ?? start
+            var missing: [ClosedRange<Int>] = []
+            var expected = from
+            for key in sorted where Int(key) >= from {
+                if Int(key) > expected { missing.append(expected...(Int(key) - 1)) }
+                expected = Int(key) + 1
             }
-            return (keys, next > start ? UInt16(next - 1) : nil, beyond, missing)
+            return (keys, keys.last, beyond, missing)
         }
     }
 
