@@ -205,6 +205,24 @@ import TetherPrimitives
         #expect(harness.violations.isEmpty, "\(harness.violations)")
     }
 
+    /// A device first met across its wrap: its oldest records are 65530…65535, its newest 0…3. The first epoch
+    /// takes the pre-wrap run, the next epoch the rest; nothing is taken out of order or twice.
+    @Test func aDeviceFirstMetAcrossItsWrapIsTakenOldestFirst() {
+        #expect(RecordAccessClient.circularStart(of: [0, 1, 2, 3, 65_530, 65_531, 65_535]) == 65_530)
+        #expect(RecordAccessClient.circularStart(of: [1, 2, 5, 1_000, 1_010]) == 1)
+        #expect(RecordAccessClient.circularStart(of: [7]) == 7)
+        var device = SimulatedRecordDevice()
+        device.nextKey = 65_530
+        device.measure(count: 10)
+        var harness = RecordAccessHarness(device: device)
+        harness.connect()
+        #expect(harness.cursor == RecordCursor(epoch: 1, last: 3, fence: 65_535))
+        #expect(harness.committedByKey[.init(epoch: 0, key: 65_535)] == 5)
+        #expect(harness.committedByKey[.init(epoch: 1, key: 0)] == 6)
+        #expect(harness.missingReadings.isEmpty)
+        #expect(harness.violations.isEmpty, "\(harness.violations)")
+    }
+
     @Test func aCursorAtTheTopOfTheRangeProbesFirst() {
         var client = RecordAccessClient(cursor: RecordCursor(last: .max))
         #expect(client.start(now: t0).first == .write([1, 6]))
