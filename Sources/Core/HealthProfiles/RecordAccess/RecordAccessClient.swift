@@ -8,7 +8,7 @@ import TetherPrimitives
 /// its own: time comes with every input and the retry jitter from a seeded `SplitMix64`. One client serves one
 /// connection; the next connection makes a new one from the committed cursor.
 ///
-/// Rules (GLS v1.0 §3.x and CGMS v1.0.1 §3.x RACP procedures; GSS §3.178):
+/// Rules (the RACP procedures of GLS v1.0 and CGMS v1.0.1; GSS §3.178):
 /// 1. One request at a time: a report ends with one Response Code indication, and the client writes nothing else
 ///    before it (apart from Abort, the only op code a server takes while a procedure runs).
 /// 2. The transfer asks for "≥ cursor + 1" (filter type 0x01, the Sequence Number or the CGM Time Offset), or for

@@ -1,8 +1,8 @@
 import TetherPrimitives
 
 /// What identifies a stored record to the control point's filter type 0x01: the Glucose and Pulse Oximeter
-/// services number records (uint16 Sequence Number, GLS v1.0 §3.1.1.2), the CGM Service counts minutes since the
-/// session start (uint16 Time Offset, CGMS v1.0.1 §3.2.x). Both are uint16 on the wire and in RACP operands.
+/// services number records (uint16 Sequence Number, GLS v1.0 Glucose Measurement), the CGM Service counts minutes since the
+/// session start (uint16 Time Offset, CGMS v1.0.1 CGM Measurement). Both are uint16 on the wire and in RACP operands.
 public enum RecordKeyKind: Hashable, Sendable {
     /// Consecutive numbers, one per record: a missing number is a missing record.
     case sequenceNumber
@@ -35,7 +35,7 @@ public enum RecordSelection: Hashable, Sendable {
     case withinRange(RecordFilterRange)
 }
 
-/// A request the gateway writes to the control point (GSS §3.178; GLS v1.0 §3.x RACP procedures).
+/// A request the gateway writes to the control point (GSS §3.178; the RACP procedures of GLS v1.0).
 public enum RecordAccessRequest: Hashable, Sendable {
     case reportStoredRecords(RecordSelection)
     case deleteStoredRecords(RecordSelection)

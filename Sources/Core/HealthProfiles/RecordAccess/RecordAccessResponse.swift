@@ -1,6 +1,6 @@
 import TetherPrimitives
 
-/// What a device indicates on the control point in answer to a request (GSS §3.178; GLS v1.0 §3.x: every
+/// What a device indicates on the control point in answer to a request (GSS §3.178; in GLS v1.0 every
 /// procedure ends with one indication, either a Number of Stored Records Response or a Response Code).
 public enum RecordAccessResponse: Hashable, Sendable {
     /// Op code 0x05: the answer to Report Number of Stored Records.

@@ -87,9 +87,9 @@ public enum RecordAccessOperator: Hashable, Sendable {
 }
 
 /// The Filter Type byte that begins the operand of a filtered request (GSS §3.178.3). Its meaning depends on the
-/// service: 0x01 is the Sequence Number in the Glucose Service (GLS v1.0 §3.x RACP) and the Pulse Oximeter Service,
-/// but the Time Offset (uint16, minutes since the session start) in the CGM Service (CGMS v1.0.1 §3.x); 0x02 is the
-/// User Facing Time (a Date Time) where a service supports it.
+/// service: 0x01 is the Sequence Number in the Glucose Service (GLS v1.0) and the Pulse Oximeter Service, but the
+/// Time Offset (uint16, minutes since the session start) in the CGM Service (CGMS v1.0.1); 0x02 is the User Facing
+/// Time (a Date Time) where a service supports it.
 public enum RecordAccessFilterType: Hashable, Sendable {
     case sequenceNumberOrTimeOffset  // 0x01
     case userFacingTime  // 0x02
@@ -171,7 +171,7 @@ public enum RecordAccessResponseCode: Hashable, Sendable {
 }
 
 /// The ATT Error Response a write to the control point can fail with (Core Specification Supplement Part B §1.2
-/// common profile errors; CGMS v1.0.1 §2.x application errors).
+/// common profile errors; CGMS v1.0.1, Attribute Protocol application error codes).
 public enum RecordAccessATTError: Hashable, Sendable {
     /// 0xFE (CSS Part B §1.2): a control-point procedure is already running; the write was not acted on.
     case procedureAlreadyInProgress
