@@ -43,6 +43,16 @@ let package = Package(
             dependencies: [.product(name: "TetherReplay", package: "Tether")]
         ),
 
+        // The RACP client (HealthProfiles) driven by fuzzer-chosen records, indications, ATT errors, timers, disconnects
+        // and deletions; its invariants (cursor monotonic, nothing committed twice) and the codec's round trips.
+        .executableTarget(
+            name: "RecordAccessFuzzer",
+            dependencies: [
+                "FuzzSupport", .product(name: "HealthProfiles", package: "Tether"),
+                .product(name: "TetherPrimitives", package: "Tether"),
+            ]
+        ),
+
         // tetherd's TOML configuration reader: TOMLKit, the key-line scanner and every key's checks. Its sources are
         // tetherd's own Configuration folder through a symlink (Sources/ConfigurationFuzzer/Configuration), which
         // needs only Foundation and TOMLKit: depending on the TetherDaemon product would build all of tetherd's

@@ -215,8 +215,59 @@ def smp_seeds():
     yield "garbage", bytes([0x00, 100]) + echo[:5] + b"\xe3\x00\x00\x00\x00\x00\x00\x00" + parameters
 
 
+def racp_seeds():
+    """RecordAccessFuzzer: byte 0 = configuration, bytes 1-5 = cursor, then op scripts (see the fuzzer's header).
+    Responses are GSS §3.178 layouts: 05 00 <count LE16>, 06 00 <request op> <response code>."""
+    def setup(cgm=False, count=True, retries=1, limit=8):
+        return bytes([(1 if cgm else 0) | (2 if count else 0) | retries << 2 | (limit - 4) << 4])
+    def cursor(epoch=0, last=None, fence=None):
+        # lastByte: bit 0 = has a last key, the rest picks 0, 1, 100, 65534, 65535 or the uint16 that follows.
+        choices = {0: 0, 1: 1, 100: 2, 65534: 3, 65535: 4}
+        if last is None:
+            head = bytes([epoch, 0]) + struct.pack("<H", 0)
+        elif last in choices:
+            head = bytes([epoch, 1 | choices[last] << 1]) + struct.pack("<H", 0)
+        else:
+            head = bytes([epoch, 1 | 5 << 1]) + struct.pack("<H", last)
+        return head + (bytes([1]) + struct.pack("<H", fence) if fence is not None else bytes([0]))
+    start = bytes([0x07])
+    def count(n):
+        return bytes([0x02, 0]) + struct.pack("<H", n)
+    def record(key):
+        return bytes([0x08, 1]) + struct.pack("<H", key)  # 1 ms later
+    success = bytes([0x02, 2, 1])
+    no_records = bytes([0x02, 2, 0])
+    def raw(*values):
+        return bytes([0x01, len(values)]) + bytes(values)
+    fire = bytes([0x04, 1])
+    procedure_in_progress = bytes([0x03, 0, 0])
+    disconnect = bytes([0x05])
+    def delete(through, epoch_step=0):
+        return bytes([0x06, epoch_step]) + struct.pack("<H", through)
+    def records(keys):
+        return b"".join(record(k) for k in keys)
+    yield "backfill", setup() + cursor() + start + count(3) + records([1, 2, 3]) + success
+    yield "resume-gap", setup() + cursor(last=100) + start + count(3) + records([101, 103]) + success \
+        + records([103]) + success
+    yield "reset", setup() + cursor(epoch=1, last=100) + start + count(0) + records([3]) + success + count(3) \
+        + records([1, 2, 3]) + success + disconnect + start + records([3]) + success
+    yield "wrap", setup() + cursor(last=65534) + start + count(1) + records([65535]) + success + records([4]) \
+        + success + count(5) + records([65533, 65534, 65535, 0, 1, 2, 3, 4]) + success
+    yield "timeouts", setup(count=False) + cursor(last=7) + start + fire + raw(6, 0, 3, 1) + start \
+        + disconnect + start + records([8, 9]) + fire + fire
+    yield "busy-in-progress", setup(retries=3) + cursor() + start + procedure_in_progress + fire \
+        + raw(6, 0, 4, 0x0A) + fire + count(2) + records([5, 6]) + success
+    yield "unsupported", setup() + cursor(last=20) + start + raw(6, 0, 4, 2) + raw(6, 0, 1, 4) + records([1, 21, 22]) \
+        + success + records([22]) + success
+    yield "delete", setup() + cursor(epoch=2, last=100) + delete(50) + raw(6, 0, 2, 1) + delete(101) + delete(50, 1)
+    yield "cgm", setup(cgm=True) + cursor(last=1440) + start + count(3) + records([1445, 1455]) + success \
+        + records([1445, 1450, 1455]) + success
+    yield "fenced", setup() + cursor(epoch=3, last=5, fence=65535) + start + records([9]) + success + count(4) \
+        + records([6, 65535, 7, 8, 9]) + success
+
+
 KINDS = {"frame": frame_seeds, "session": session_seeds, "dbus": dbus_seeds, "transcript": transcript_seeds,
-         "config": config_seeds, "cbor": cbor_seeds, "smp": smp_seeds}
+         "config": config_seeds, "cbor": cbor_seeds, "smp": smp_seeds, "racp": racp_seeds}
 # `make-seeds.py transcript config` rewrites only those kinds (the dbus seeds need python3-gi).
 for name in sys.argv[1:] or KINDS:
     seeds = KINDS[name]()
