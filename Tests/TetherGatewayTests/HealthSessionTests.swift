@@ -16,6 +16,9 @@ final class RecordingHealthSink: HealthValueSink {
     let values = Mutex<[HealthCharacteristicValue]>([])
     let endedLinks = Mutex<[UInt64]>([])
 
+    let clocks = Mutex<[DeviceClockFacts]>([])
+
+    func linkStarted(address: String, link: UInt64, clock: DeviceClockFacts) async { clocks.withLock { $0.append(clock) } }
     func received(_ value: HealthCharacteristicValue) async { values.withLock { $0.append(value) } }
     func linkEnded(address: String, link: UInt64) async { endedLinks.withLock { $0.append(link) } }
 
@@ -35,6 +38,7 @@ struct HealthSessionTests {
         var simulator = GatewayHarness.configuration(devices: 1)
         var cuff = HealthDeviceSettings(kind: .bloodPressure)
         cuff.storedRecords = 3
+        cuff.clockSkewSeconds = 3_600  // the cuff's clock runs an hour ahead (a zone, or never corrected)
         simulator.devices[0].health = cuff
         let sink = RecordingHealthSink()
         var configuration = GatewayHarness.gatewayConfiguration()
@@ -46,6 +50,14 @@ struct HealthSessionTests {
             let address = GatewayHarness.address(1)
             _ = try await harness.gateway.pair(address: address, delegate: RejectingDelegate())
             try await waitUntil("the cuff's three stored readings arrive") { sink.of(0x2A35).count >= 3 }
+
+            // Before any value, the session read the cuff's Current Time (CTS v1.1 §3.1) beside the gateway's clock:
+            // the coincident reading that shows the hour the cuff's clock is ahead.
+            let clock = try #require(sink.clocks.withLock { $0.first })
+            let reading = try #require(clock.reading)
+            let deviceSeconds = try #require(reading.deviceTime.secondsSinceEpochAsIfUTC)
+            let skewSeconds = deviceSeconds - reading.receivedAt.nanoseconds / 1_000_000_000
+            #expect(abs(skewSeconds - 3_600) <= 5, "device clock \(reading.deviceTime) at gateway \(reading.receivedAt)")
 
             let readings = sink.of(0x2A35)
             #expect(readings.count == 3)

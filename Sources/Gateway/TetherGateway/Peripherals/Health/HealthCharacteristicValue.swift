@@ -29,6 +29,9 @@ public struct HealthCharacteristicValue: Hashable, Sendable {
 /// health devices only when it has one (`GatewayConfiguration.health`); without it they stay unsupported, so that
 /// no reading is received and dropped.
 public protocol HealthValueSink: Sendable {
+    /// A connection is set up and, before any value of it arrives, what the session read of the device's clock
+    /// (Current Time and Local Time Information, when the device offers them), for deriving its readings' times.
+    func linkStarted(address: String, link: UInt64, clock: DeviceClockFacts) async
     /// A value arrived. Called in arrival order per characteristic and connection.
     func received(_ value: HealthCharacteristicValue) async
     /// The connection the values came on ended.

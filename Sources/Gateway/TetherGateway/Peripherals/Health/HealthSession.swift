@@ -45,6 +45,7 @@ final class HealthSession: PeripheralSession {
         guard !wanted.isEmpty else {
             throw GatewayError.notPermitted("\(link.device.path) offers a health service but none of its measurements")
         }
+        await sink.linkStarted(address: address, link: link.number, clock: await Self.readClock(link, at: clock))
         var streams: [(HealthService, UInt16, NotificationBatches)] = []
         for (service, subscribed, characteristic) in wanted {
             let subscription = try await link.notificationSource.subscribe(
@@ -70,6 +71,28 @@ final class HealthSession: PeripheralSession {
             return current
         }
         previous?.tasks.forEach { $0.cancel() }
+    }
+
+    /// Current Time Service (0x1805, CTS v1.1 §3.1/§3.2): the device's clock read now, beside the gateway's clock at
+    /// the answer, and its Local Time Information. A device without the service, or a read that fails, leaves what
+    /// is unknown unknown; the derivation then says so in each reading's time basis.
+    static func readClock(_ link: PeripheralLink, at clock: GatewayClock) async -> DeviceClockFacts {
+        var facts = DeviceClockFacts()
+        guard let service = link.service("1805") else { return facts }
+        if let characteristic = service.characteristic("2A0F"), characteristic.flags.contains("read"),
+            let bytes = try? await GattCharacteristic(session: link.session, path: characteristic.path).readValue(timeout: link.timeout),
+            let information = try? LocalTimeInformation.decode(bytes)
+        {
+            facts.setting = .localTime(information)
+        }
+        if let characteristic = service.characteristic("2A2B"), characteristic.flags.contains("read"),
+            let bytes = try? await GattCharacteristic(session: link.session, path: characteristic.path).readValue(timeout: link.timeout),
+            let current = try? CurrentTime.decode(bytes)
+        {
+            facts.reading = DeviceClockFacts.Reading(
+                deviceTime: current.dateTime, fractions256: current.fractions256, receivedAt: clock.linkNow())
+        }
+        return facts
     }
 
     func linkDown() {
