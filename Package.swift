@@ -138,10 +138,11 @@ let gateway: [Target] = [
     ),
 
     // The technician CLI's command tree. It reaches tetherd through TetherControlClient; only `replay` links the
-    // link core (TetherReplay) and only `outbox`/`dead-letters` read the database (TetherStore, read-only).
+    // link core (TetherReplay), only `health decode` the health parsers (HealthProfiles), and only
+    // `outbox`/`dead-letters` read the database (TetherStore, read-only).
     .target(
         name: "TetherCLI",
-        dependencies: ["TetherReplay", "TetherStore", "ControlContract", "TetherControlClient", "DBus", argumentParser],
+        dependencies: ["TetherReplay", "TetherStore", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", argumentParser],
         path: "Sources/Gateway/TetherCLI"
     ),
 ]
@@ -306,7 +307,7 @@ let tests: [Target] = [
     .testTarget(
         name: "TetherCLITests",
         dependencies: [
-            "TetherCLI", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
+            "TetherCLI", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
             "TetherCommand", "TetherDaemonCommand", "TetherServerCommand", "TetherTestSupport",
         ],
         exclude: ["HelpSnapshots"]

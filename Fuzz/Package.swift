@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for the link protocol core (issue 2, item 7), the D-Bus wire reader (issue 4), the transcript
-// and configuration readers (issue 12). A package of its own so that the main package
+// and configuration readers (issue 12), the health characteristic parsers (issue 14). A package of its own so that the main package
 // never builds with sanitizers. Build and run with ./run-smoke.sh (see README.md).
 
 import PackageDescription
@@ -50,6 +50,13 @@ let package = Package(
         .executableTarget(
             name: "ConfigurationFuzzer",
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+
+        // The health characteristic parsers (HealthProfiles' HealthDecoder) on every characteristic, the first input
+        // byte choosing which, and their projection to observations.
+        .executableTarget(
+            name: "HealthCharacteristicFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "HealthProfiles", package: "Tether")]
         ),
     ],
     swiftLanguageModes: [.v6]
