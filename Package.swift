@@ -146,10 +146,11 @@ let gateway: [Target] = [
     ),
 
     // The technician CLI's command tree. It reaches tetherd through TetherControlClient; only `replay` links the
-    // link core (TetherReplay) and only `outbox`/`dead-letters` and `replay --db` open the database (TetherStore).
+    // link core (TetherReplay), only `health decode` the health parsers (HealthProfiles), and only
+    // `outbox`/`dead-letters` and `replay --db` open the database (TetherStore).
     .target(
         name: "TetherCLI",
-        dependencies: ["TetherReplay", "TetherStore", "ControlContract", "TetherControlClient", "DBus", argumentParser],
+        dependencies: ["TetherReplay", "TetherStore", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", argumentParser],
         path: "Sources/Gateway/TetherCLI"
     ),
 ]
@@ -325,7 +326,7 @@ let tests: [Target] = [
     .testTarget(
         name: "TetherCLITests",
         dependencies: [
-            "TetherCLI", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
+            "TetherCLI", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
             "TetherCommand", "TetherDaemonCommand", "TetherServerCommand", "TetherTestSupport",
         ],
         exclude: ["HelpSnapshots"]

@@ -34,6 +34,18 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
 
+        // Parse throughput per health characteristic, with and without the projection to observations, against a
+        // byte-sum floor (issue 14, item 8).
+        .executableTarget(
+            name: "HealthParsing",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "HealthProfiles", package: "Tether"),
+            ],
+            path: "Benchmarks/HealthParsing",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+
         // Whole-system benchmarks: executables that print their figures, run in release by scripts/ (they do not
         // use ordo-one/benchmark, so building one never builds it).
         // Durable events/s with ACK-after-commit through GroupCommitter against raw sqlite3 inserts (docs/design/store.md).

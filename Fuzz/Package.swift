@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for the link protocol core (issue 2, item 7), the D-Bus wire reader (issue 4), the transcript
-// and configuration readers (issue 12), CBOR and the SMP codec (issue 16). A package of its own so that the main package
+// and configuration readers (issue 12), the health characteristic parsers and the RACP client (issue 14), CBOR and the
+// SMP codec (issue 16). A package of its own so that the main package
 // never builds with sanitizers. Build and run with ./run-smoke.sh (see README.md).
 
 import PackageDescription
@@ -73,6 +74,13 @@ let package = Package(
                 "FuzzSupport", .product(name: "SMP", package: "Tether"), .product(name: "CBOR", package: "Tether"),
                 .product(name: "TetherPrimitives", package: "Tether"),
             ]
+        ),
+
+        // The health characteristic parsers (HealthProfiles' HealthDecoder) on every characteristic, the first input
+        // byte choosing which, and their projection to observations.
+        .executableTarget(
+            name: "HealthCharacteristicFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "HealthProfiles", package: "Tether")]
         ),
     ],
     swiftLanguageModes: [.v6]

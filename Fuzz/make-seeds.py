@@ -266,8 +266,58 @@ def racp_seeds():
         + records([6, 65535, 7, 8, 9]) + success
 
 
+# HealthCharacteristicFuzzer's characteristic index (byte 0, low 4 bits), in the fuzzer's order.
+HEALTH_KINDS = {"hr": 0, "bp": 1, "icp": 2, "temp": 3, "itemp": 4, "weight": 5, "bodycomp": 6, "plx-spot": 7,
+                "plx-cont": 8, "glucose": 9, "context": 10, "cgm": 11}
+
+
+def mcrf4xx(data: bytes) -> int:
+    """CRC-16/MCRF4XX (CGMS §3.11), written here independently of the Swift E2ECRC."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
+    return crc
+
+
+assert mcrf4xx(b"123456789") == 0x6F91
+
+
+def health_seeds():
+    """HealthCharacteristicFuzzer: byte 0 = characteristic index | CGM CRC mode << 4, then the value. The values are
+    the public golden vectors of Tests/HealthProfilesTests (sources named there) and a few built from the layouts."""
+    date = struct.pack("<HBBBBB", 2024, 11, 24, 13, 42, 7)
+    cgm_body = bytes([0xE3, 0xD2, 0xE4, 5, 0, 0x02, 0x14, 0xFF, 0x02, 0xF0, 0xE5, 0xF3])
+    cgm_full = bytes([len(cgm_body) + 3]) + cgm_body
+    cgm_full += struct.pack("<H", mcrf4xx(cgm_full))
+    values = {
+        "hr-uint16": ("hr", bytes([0x1F, 1, 1, 50, 1, 1, 0, 2, 1, 0xFF, 0xFF])),
+        "hr-uint8": ("hr", bytes([0x1E, 85, 50, 0, 33, 0])),
+        "bp-full": ("bp", bytes([0x1E, 0x8A, 0x00, 0x58, 0x00, 0x78, 0x00, 0x00, 0x00, 0x04, 0x11, 0x14, 0x29, 0x3B, 0x3C,
+                                 0x00, 0x01, 0x27, 0x00])),
+        "bp-kpa": ("bp", bytes([0x15, 0xBD, 0xF0, 0x0B, 0x00, 0x9F, 0xF0, 0x3C, 0x00, 0x12, 0x00])),
+        "bp-nan": ("bp", bytes([0x04, 0xFF, 0x07, 0xFF, 0x07, 0xFF, 0x07, 0x00, 0x08])),
+        "icp": ("icp", bytes([0x00, 0xD7, 0xF0, 0xFF, 0x07, 0xFF, 0x07])),
+        "temp": ("temp", bytes([0x06, 0xB0, 0x0E, 0x00, 0xFE, 0xDC, 0x07, 0x0C, 0x05, 0x0B, 0x32, 0x1B, 0x04])),
+        "itemp-f": ("itemp", bytes([0x01, 0xDA, 0x03, 0x00, 0xFF])),
+        "weight": ("weight", bytes([0x0F, 0x54, 0x3D]) + date + bytes([3, 0xF5, 0x00, 0xA8, 0x02])),
+        "bodycomp": ("bodycomp", struct.pack("<HH", 0x1FFF, 201) + date + bytes([2]) + struct.pack("<9H", *range(1, 10))),
+        "plx-spot": ("plx-spot", bytes([0x1F, 0x61, 0x00, 0x48, 0x00]) + date + bytes([0x80, 0x00, 0x20, 0x00, 0x00, 0x23, 0xF0])),
+        "plx-cont": ("plx-cont", bytes([0x1F, 0x61, 0x00, 0x48, 0x00, 0x60, 0x00, 0x49, 0x00, 0x5F, 0x00, 0x4A, 0x00, 0x20, 0x00,
+                                        0x00, 0x00, 0x01, 0x23, 0xF0])),
+        "glucose": ("glucose", bytes([0x1B, 1, 0, 0xE3, 0x07, 2, 27, 11, 10, 30, 0xFB, 0xFF, 30, 0, 0x12, 0x05, 0x01])),
+        "context": ("context", bytes([0xFF, 0x00, 0x00, 0xB3, 0x03, 0x64, 0x00, 0x04, 0x12, 0x3C, 0x00, 0x32, 0x04, 0xD2, 0xF4,
+                                      0x59, 0xF1])),
+        "cgm-crc": ("cgm", cgm_full),
+        "cgm-double": ("cgm", bytes([6, 0, 0x0C, 0x10, 5, 0, 6, 0, 0x0C, 0x10, 6, 0])),
+    }
+    for name, (kind, value) in values.items():
+        yield name, bytes([HEALTH_KINDS[kind] | (0x10 if name == "cgm-crc" else 0x20)]) + value
+
+
 KINDS = {"frame": frame_seeds, "session": session_seeds, "dbus": dbus_seeds, "transcript": transcript_seeds,
-         "config": config_seeds, "cbor": cbor_seeds, "smp": smp_seeds, "racp": racp_seeds}
+         "config": config_seeds, "health": health_seeds, "racp": racp_seeds, "cbor": cbor_seeds, "smp": smp_seeds}
 # `make-seeds.py transcript config` rewrites only those kinds (the dbus seeds need python3-gi).
 for name in sys.argv[1:] or KINDS:
     seeds = KINDS[name]()
