@@ -48,7 +48,8 @@ let package = Package(
 
         // Whole-system benchmarks: executables that print their figures, run in release by scripts/ (they do not
         // use ordo-one/benchmark, so building one never builds it).
-        // Durable events/s with ACK-after-commit through GroupCommitter against raw sqlite3 inserts (docs/design/store.md).
+        // Durable events/s with ACK-after-commit through GroupCommitter against raw sqlite3 inserts, and durable health
+        // samples/s through HealthStore against raw sqlite3 at the same batch size and durability (docs/design/store.md).
         .executableTarget(
             name: "TetherStoreBench",
             dependencies: [

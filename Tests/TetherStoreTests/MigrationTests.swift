@@ -7,17 +7,25 @@ import TetherPrimitives
 
 @Suite("Migrations: from empty, from a populated first version, and v1 frozen")
 struct MigrationTests {
-    static let tables = ["boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "outboxCommand", "outboxEntityType", "peripheral", "syncCursor", "timeAnchor"]
+    static let tables = [
+        "boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "healthDeletion", "healthIngestCursor", "healthSample",
+        "outboxCommand", "outboxEntityType", "peripheral", "syncCursor", "timeAnchor",
+    ]
 
     /// The schema text of a database migrated up to `migration`, in a stable order.
     static func schema(upTo migration: String) throws -> String {
+        try schemaEntries(upTo: migration).joined(separator: "\n")
+    }
+
+    /// One `type name: sql` entry per schema object, in a stable order.
+    static func schemaEntries(upTo migration: String) throws -> [String] {
         let queue = try DatabaseQueue()
         try Migrations.migrator.migrate(queue, upTo: migration)
         return try queue.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT type, name, sql FROM sqlite_master
                 WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY type, name
-                """).map { "\($0["type"] as String? ?? "") \($0["name"] as String? ?? ""): \($0["sql"] as String? ?? "")" }.joined(separator: "\n")
+                """).map { "\($0["type"] as String? ?? "") \($0["name"] as String? ?? ""): \($0["sql"] as String? ?? "")" }
         }
     }
 
@@ -27,7 +35,7 @@ struct MigrationTests {
     }
 
     /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types"]
+    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -91,6 +99,13 @@ struct MigrationTests {
     func v1IsFrozen() throws {
         let schema = try Self.schema(upTo: "v1")
         #expect(Self.fingerprint(schema) == 16_274_779_899_196_912_188, "v1's schema changed; its text is now:\n\(schema)")
+    }
+
+    @Test("migration v6 (health tables) is frozen: what it adds to v5's schema never changes")
+    func v6IsFrozen() throws {
+        let before = Set(try Self.schemaEntries(upTo: "v5-outbox-entity-types"))
+        let added = try Self.schemaEntries(upTo: "v6-health-tables").filter { !before.contains($0) }.joined(separator: "\n")
+        #expect(Self.fingerprint(added) == 6_573_697_126_235_827_315, "v6's schema changed; what it adds is now:\n\(added)")
     }
 
     @Test("a database populated by the first version opens, keeps its rows and works")

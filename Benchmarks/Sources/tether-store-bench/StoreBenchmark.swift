@@ -23,6 +23,8 @@ struct StoreBenchmark {
     var walAutocheckpointPages: Int?
     /// Whether a background PASSIVE checkpointer runs next to the committer, as in the daemon.
     var backgroundCheckpoints = true
+    /// Durable health ingest through HealthStore against raw sqlite3 (`--only health`, or after the rest).
+    var health = HealthIngestBenchmark()
 
     init(arguments: [String]) throws {
         var index = 0
@@ -37,6 +39,9 @@ struct StoreBenchmark {
             case "--only": only = value
             case "--wal-autocheckpoint": walAutocheckpointPages = Int(value)
             case "--background-checkpoints": backgroundCheckpoints = value != "off"
+            case "--health-samples": health.samples = Int(value) ?? health.samples
+            case "--health-batch": health.batchSize = Int(value) ?? health.batchSize
+            case "--health-streams": health.streams = Int(value) ?? health.streams
             default: throw RawInsertBaseline.Failure(description: "unknown option \(arguments[index])")
             }
             index += 2
@@ -75,6 +80,10 @@ struct StoreBenchmark {
         say("WAL checkpoints: \(backgroundCheckpoints ? "background PASSIVE every 250 ms, writer fallback" : "in the committing connection only") at \(walAutocheckpointPages ?? GatewayDatabase.Configuration().walAutocheckpointPages ?? 1000) pages.")
         say("")
 
+        if only == "health" {
+            try health.run(freshPath: freshPath, say: say)
+            return
+        }
         let rawElapsed = try RawInsertBaseline.run(path: freshPath(), events: rawEvents)
         let rawRate = Double(rawEvents) / seconds(rawElapsed)
         say("raw sqlite3 C API, prepared statements, one transaction: \(rawEvents) events (\(rawEvents * 2) rows) in \(format(seconds(rawElapsed), 3)) s = \(format(rawRate, 0)) events/s")
@@ -108,6 +117,10 @@ struct StoreBenchmark {
                     + "\(result.transactions) commits (\(format(Double(result.events) / Double(max(result.transactions, 1)), 1)) events each), "
                     + "ACK latency p50 \(format(result.percentile(0.5), 2)) ms, p99 \(format(result.percentile(0.99), 2)) ms, max \(format(result.percentile(1), 2)) ms"
                     + (result.failures > 0 ? ", \(result.failures) failed" : ""))
+        }
+        if only == nil {
+            say("")
+            try health.run(freshPath: freshPath, say: say)
         }
     }
 

@@ -14,6 +14,7 @@ enum Migrations {
         migrator.registerMigration("v3-settings-server-base", migrate: v3SettingsServerBase)
         migrator.registerMigration("v4-peripheral-registry", migrate: v4PeripheralRegistry)
         migrator.registerMigration("v5-outbox-entity-types", migrate: v5OutboxEntityTypes)
+        migrator.registerMigration("v6-health-tables", migrate: v6HealthTables)
         return migrator
     }
 
@@ -267,5 +268,145 @@ enum Migrations {
                 try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('outboxCommand', ?)", arguments: [lastSeq])
             }
         }
+    /// Issue 14 ("Health telemetry, part 1"): standard health devices' samples, the cursors of their stored-record
+    /// streams, and the deletion queue of the change lane (docs/design/store.md, "Health tables"). `HealthStore` is
+    /// the only writer. The triggers repeat the rules `HealthStore` checks in Swift (cursors only move forward, an
+    /// epoch follows the one before, a deleted sample has its deletion row) so that no code can break them.
+    private static func v6HealthTables(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE healthSample (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                uid TEXT NOT NULL UNIQUE CHECK (length(uid) = 36),
+                -- One reading, however often it arrives (HealthDedupKey has the rule).
+                dedupKey TEXT NOT NULL UNIQUE CHECK (length(dedupKey) BETWEEN 1 AND 512),
+                peripheralId INTEGER NOT NULL REFERENCES peripheral(id),
+                -- 128-bit lowercase, as BlueZ spells it.
+                characteristic TEXT NOT NULL CHECK (length(characteristic) = 36 AND characteristic = lower(characteristic)),
+                -- IEEE 11073-10101 MDC code: partition << 16 | term code.
+                metricCode INTEGER NOT NULL CHECK (metricCode BETWEEN 1 AND 4294967295),
+                -- The n-th value of this metric in its record (RR intervals), 0 for the first.
+                occurrence INTEGER NOT NULL DEFAULT 0 CHECK (occurrence BETWEEN 0 AND 255),
+                -- IEEE 11073-20601 Annex F.8: a special value is a status, never a number.
+                valueStatus TEXT NOT NULL
+                    CHECK (valueStatus IN ('number', 'nan', 'nres', 'positive-infinity', 'negative-infinity', 'reserved')),
+                -- The value as the device reported it: mantissa · 10^exponent in reportedUnit (UCUM).
+                reportedMantissa INTEGER,
+                reportedExponent INTEGER CHECK (reportedExponent BETWEEN -128 AND 127),
+                reportedUnit TEXT NOT NULL CHECK (length(reportedUnit) BETWEEN 1 AND 64),
+                -- The same value converted exactly to canonicalUnit (UCUM), as a plain decimal numeral.
+                canonicalValue TEXT CHECK (canonicalValue IS NULL OR (
+                    length(canonicalValue) BETWEEN 1 AND 80
+                    AND (canonicalValue GLOB '[0-9]*' OR canonicalValue GLOB '-[0-9]*')
+                    AND canonicalValue GLOB '*[0-9]'
+                    AND NOT canonicalValue GLOB '?*[^0-9.]*'
+                    AND NOT canonicalValue GLOB '*.*.*')),
+                canonicalUnit TEXT NOT NULL CHECK (length(canonicalUnit) BETWEEN 1 AND 64),
+                effectiveAt INTEGER NOT NULL,
+                -- The device's own time as it sent it (text), and how effectiveAt was derived from it.
+                deviceTime TEXT CHECK (deviceTime IS NULL OR length(deviceTime) BETWEEN 1 AND 64),
+                timeBasis TEXT NOT NULL
+                    CHECK (timeBasis IN ('clock-set-by-gateway', 'local-time-with-offset', 'coincident-clock-reading',
+                                         'cgm-session-start', 'device-time-unverified', 'receipt')),
+                skewMilliseconds INTEGER,
+                userIndex INTEGER CHECK (userIndex BETWEEN 0 AND 255),
+                recordSequence INTEGER CHECK (recordSequence >= 0),
+                epoch INTEGER NOT NULL CHECK (epoch >= 0),
+                lane TEXT NOT NULL CHECK (lane IN ('hot', 'cold', 'change')),
+                -- What the device sent (two ATT values at most: a multiple-packet record), to decode again after a
+                -- parser fix; a correction (lane 'change') has none.
+                rawBytes BLOB CHECK (rawBytes IS NULL OR length(rawBytes) BETWEEN 1 AND 1024),
+                parserVersion INTEGER CHECK (parserVersion >= 1),
+                receivedAt INTEGER NOT NULL,
+                -- Set with the row's healthDeletion (a trigger does it); the row stays so that its dedup key does.
+                deletedAt INTEGER,
+                uploadState TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (uploadState IN ('pending', 'leased', 'uploaded', 'failed', 'rejected')),
+                uploadRequestId TEXT CHECK (uploadRequestId IS NULL OR length(uploadRequestId) = 36),
+                leaseExpiresAt INTEGER,
+                uploadAttempts INTEGER NOT NULL DEFAULT 0 CHECK (uploadAttempts >= 0),
+                rejectedReason TEXT CHECK (rejectedReason IS NULL OR length(rejectedReason) > 0),
+                CHECK ((valueStatus = 'number') = (reportedMantissa IS NOT NULL)),
+                CHECK ((reportedMantissa IS NULL) = (reportedExponent IS NULL)),
+                CHECK ((valueStatus = 'number') = (canonicalValue IS NOT NULL)),
+                CHECK (timeBasis = 'receipt' OR deviceTime IS NOT NULL),
+                CHECK (lane = 'change' OR (rawBytes IS NOT NULL AND parserVersion IS NOT NULL)),
+                CHECK ((uploadState = 'leased') = (leaseExpiresAt IS NOT NULL)),
+                CHECK (uploadState NOT IN ('leased', 'uploaded') OR uploadRequestId IS NOT NULL),
+                CHECK ((uploadState = 'rejected') = (rejectedReason IS NOT NULL)),
+                CHECK (uploadState = 'pending' OR uploadAttempts > 0)
+            ) STRICT;
+            -- Part 2's claim: what is still to upload, oldest first, without the uploaded bulk.
+            CREATE INDEX healthSampleUpload ON healthSample(uploadState, id) WHERE uploadState <> 'uploaded';
+            -- `tether health samples`: one device, one metric, a time range.
+            CREATE INDEX healthSampleSeries ON healthSample(peripheralId, metricCode, effectiveAt);
+
+            -- One row per record stream and epoch; the stream's cursor is its latest epoch's row.
+            CREATE TABLE healthIngestCursor (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                peripheralId INTEGER NOT NULL REFERENCES peripheral(id),
+                characteristic TEXT NOT NULL CHECK (length(characteristic) = 36 AND characteristic = lower(characteristic)),
+                userIndex INTEGER CHECK (userIndex BETWEEN 0 AND 255),
+                epoch INTEGER NOT NULL CHECK (epoch >= 0),
+                -- RACP filter type: a sequence number (GLS) or a time offset in minutes (CGMS).
+                positionKind TEXT NOT NULL CHECK (positionKind IN ('sequence', 'time-offset')),
+                -- The highest record stored in this epoch; NULL until the epoch has one.
+                position INTEGER CHECK (position >= 0),
+                startReason TEXT NOT NULL CHECK (startReason IN ('first', 'sequence-reset', 'session-restarted')),
+                startedAt INTEGER NOT NULL,
+                updatedAt INTEGER NOT NULL,
+                CHECK ((epoch = 0) = (startReason = 'first'))
+            ) STRICT;
+            CREATE UNIQUE INDEX healthIngestCursorStream ON healthIngestCursor(peripheralId, characteristic, ifnull(userIndex, -1), epoch);
+            CREATE TRIGGER healthIngestCursorEpochInOrder BEFORE INSERT ON healthIngestCursor
+            WHEN NEW.epoch <> (SELECT ifnull(max(epoch) + 1, 0) FROM healthIngestCursor
+                               WHERE peripheralId = NEW.peripheralId AND characteristic = NEW.characteristic
+                                 AND ifnull(userIndex, -1) = ifnull(NEW.userIndex, -1))
+            BEGIN SELECT RAISE(ABORT, 'healthIngestCursor: an epoch must follow the stream''s latest'); END;
+            CREATE TRIGGER healthIngestCursorForwardOnly BEFORE UPDATE ON healthIngestCursor
+            WHEN NEW.peripheralId IS NOT OLD.peripheralId OR NEW.characteristic IS NOT OLD.characteristic
+                OR NEW.userIndex IS NOT OLD.userIndex OR NEW.epoch IS NOT OLD.epoch OR NEW.positionKind IS NOT OLD.positionKind
+                OR (OLD.position IS NOT NULL AND (NEW.position IS NULL OR NEW.position < OLD.position))
+                OR EXISTS (SELECT 1 FROM healthIngestCursor later
+                           WHERE later.peripheralId = OLD.peripheralId AND later.characteristic = OLD.characteristic
+                             AND ifnull(later.userIndex, -1) = ifnull(OLD.userIndex, -1) AND later.epoch > OLD.epoch)
+            BEGIN SELECT RAISE(ABORT, 'healthIngestCursor: a cursor moves only forward, in its stream''s latest epoch'); END;
+
+            -- The change lane's queue: each row is a tombstone (and for a correction, the replacement) for part 2 to
+            -- upload. A sample is deleted once.
+            CREATE TABLE healthDeletion (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                uid TEXT NOT NULL UNIQUE CHECK (length(uid) = 36),
+                sampleId INTEGER NOT NULL UNIQUE REFERENCES healthSample(id),
+                reason TEXT NOT NULL CHECK (reason IN ('technician', 'backend', 'vanished-from-device', 'correction')),
+                requestedBy TEXT NOT NULL CHECK (requestedBy IN ('technician', 'backend', 'gateway')),
+                replacementSampleId INTEGER UNIQUE REFERENCES healthSample(id),
+                note TEXT CHECK (note IS NULL OR length(note) BETWEEN 1 AND 1000),
+                requestedAt INTEGER NOT NULL,
+                uploadState TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (uploadState IN ('pending', 'leased', 'uploaded', 'failed', 'rejected')),
+                uploadRequestId TEXT CHECK (uploadRequestId IS NULL OR length(uploadRequestId) = 36),
+                leaseExpiresAt INTEGER,
+                uploadAttempts INTEGER NOT NULL DEFAULT 0 CHECK (uploadAttempts >= 0),
+                rejectedReason TEXT CHECK (rejectedReason IS NULL OR length(rejectedReason) > 0),
+                CHECK ((reason = 'correction') = (replacementSampleId IS NOT NULL)),
+                CHECK (replacementSampleId IS NOT sampleId),
+                CHECK (reason <> 'technician' OR requestedBy = 'technician'),
+                CHECK (reason <> 'backend' OR requestedBy = 'backend'),
+                CHECK (reason <> 'vanished-from-device' OR requestedBy = 'gateway'),
+                CHECK (reason <> 'correction' OR requestedBy IN ('technician', 'backend')),
+                CHECK ((uploadState = 'leased') = (leaseExpiresAt IS NOT NULL)),
+                CHECK (uploadState NOT IN ('leased', 'uploaded') OR uploadRequestId IS NOT NULL),
+                CHECK ((uploadState = 'rejected') = (rejectedReason IS NOT NULL)),
+                CHECK (uploadState = 'pending' OR uploadAttempts > 0)
+            ) STRICT;
+            CREATE INDEX healthDeletionUpload ON healthDeletion(uploadState, id) WHERE uploadState <> 'uploaded';
+            -- The deletion row and the sample's mark are one write: neither exists without the other.
+            CREATE TRIGGER healthDeletionMarksSample AFTER INSERT ON healthDeletion
+            BEGIN UPDATE healthSample SET deletedAt = NEW.requestedAt WHERE id = NEW.sampleId; END;
+            CREATE TRIGGER healthSampleDeletedOnlyByDeletion BEFORE UPDATE OF deletedAt ON healthSample
+            WHEN OLD.deletedAt IS NOT NULL
+                OR (NEW.deletedAt IS NOT NULL AND NOT EXISTS (SELECT 1 FROM healthDeletion WHERE sampleId = NEW.id))
+            BEGIN SELECT RAISE(ABORT, 'healthSample: deletedAt is set by its healthDeletion row, once'); END;
+            """)
     }
 }

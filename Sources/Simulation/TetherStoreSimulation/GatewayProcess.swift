@@ -9,14 +9,15 @@ final class GatewayProcess {
     private var lines = LineBuffer()
     private var exited = false
 
-    init(executable: String, databasePath: String, logPath: String) throws {
+    /// `arguments` default to the consumption gateway's (`gateway --db PATH`).
+    init(executable: String, databasePath: String, logPath: String, arguments: [String]? = nil) throws {
         if !FileManager.default.fileExists(atPath: logPath) {
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         try log.seekToEnd()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["gateway", "--db", databasePath]
+        process.arguments = arguments ?? ["gateway", "--db", databasePath]
         process.standardInput = input
         process.standardOutput = output
         process.standardError = log

@@ -1,0 +1,129 @@
+import GRDB
+import TetherPrimitives
+
+/// Which samples to read: every filter is optional; newest first.
+public struct HealthSampleQuery: Hashable, Sendable {
+    public var peripheralUid: String?
+    public var metricCode: Int?
+    /// Effective time at or after `from` and before `until`.
+    public var from: Timestamp?
+    public var until: Timestamp?
+    public var includeDeleted = false
+    public var limit = 1000
+
+    public init(peripheralUid: String? = nil, metricCode: Int? = nil, from: Timestamp? = nil, until: Timestamp? = nil, includeDeleted: Bool = false, limit: Int = 1000) {
+        self.peripheralUid = peripheralUid
+        self.metricCode = metricCode
+        self.from = from
+        self.until = until
+        self.includeDeleted = includeDeleted
+        self.limit = limit
+    }
+}
+
+/// The read side, for `tether health` and the control API.
+extension HealthStore {
+    static let sampleColumns = "healthSample.*, peripheral.uid AS peripheralUid"
+
+    public func samples(_ query: HealthSampleQuery = HealthSampleQuery()) throws(StoreError) -> [HealthSampleRecord] {
+        try database.read { db in
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let uid = query.peripheralUid {
+                conditions.append("peripheral.uid = ?")
+                arguments += [uid]
+            }
+            if let metric = query.metricCode {
+                conditions.append("healthSample.metricCode = ?")
+                arguments += [metric]
+            }
+            if let from = query.from {
+                conditions.append("healthSample.effectiveAt >= ?")
+                arguments += [from.nanoseconds]
+            }
+            if let until = query.until {
+                conditions.append("healthSample.effectiveAt < ?")
+                arguments += [until.nanoseconds]
+            }
+            if !query.includeDeleted { conditions.append("healthSample.deletedAt IS NULL") }
+            arguments += [query.limit]
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            return try HealthSampleRecord.fetchAll(db, sql: """
+                SELECT \(Self.sampleColumns) FROM healthSample JOIN peripheral ON peripheral.id = healthSample.peripheralId
+                \(filter) ORDER BY healthSample.effectiveAt DESC, healthSample.id DESC LIMIT ?
+                """, arguments: arguments)
+        }
+    }
+
+    public func sample(uid: String) throws(StoreError) -> HealthSampleRecord? {
+        try database.read { db in
+            try HealthSampleRecord.fetchOne(db, sql: """
+                SELECT \(Self.sampleColumns) FROM healthSample JOIN peripheral ON peripheral.id = healthSample.peripheralId WHERE healthSample.uid = ?
+                """, arguments: [uid])
+        }
+    }
+
+    public func sample(dedupKey: String) throws(StoreError) -> HealthSampleRecord? {
+        try database.read { db in
+            try HealthSampleRecord.fetchOne(db, sql: """
+                SELECT \(Self.sampleColumns) FROM healthSample JOIN peripheral ON peripheral.id = healthSample.peripheralId WHERE healthSample.dedupKey = ?
+                """, arguments: [dedupKey])
+        }
+    }
+
+    /// Rows in `healthSample`, deleted ones included when asked.
+    public func sampleCount(includeDeleted: Bool = false) throws(StoreError) -> Int {
+        try database.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM healthSample" + (includeDeleted ? "" : " WHERE deletedAt IS NULL")) ?? 0
+        }
+    }
+
+    /// Each stream's cursor (its latest epoch), of one peripheral or all.
+    public func cursors(peripheralUid: String? = nil) throws(StoreError) -> [HealthIngestCursorRecord] {
+        try database.read { db in
+            try HealthIngestCursorRecord.fetchAll(db, sql: """
+                SELECT c.*, peripheral.uid AS peripheralUid FROM healthIngestCursor c JOIN peripheral ON peripheral.id = c.peripheralId
+                WHERE (? IS NULL OR peripheral.uid = ?)
+                  AND c.epoch = (SELECT max(epoch) FROM healthIngestCursor l
+                                 WHERE l.peripheralId = c.peripheralId AND l.characteristic = c.characteristic
+                                   AND ifnull(l.userIndex, -1) = ifnull(c.userIndex, -1))
+                ORDER BY c.peripheralId, c.characteristic, ifnull(c.userIndex, -1)
+                """, arguments: [peripheralUid, peripheralUid])
+        }
+    }
+
+    /// Every epoch of one stream, oldest first: where each numbering started and how far it got.
+    public func epochs(peripheralUid: String, stream: HealthRecordStream) throws(StoreError) -> [HealthIngestCursorRecord] {
+        try database.read { db in
+            try HealthIngestCursorRecord.fetchAll(db, sql: """
+                SELECT c.*, peripheral.uid AS peripheralUid FROM healthIngestCursor c JOIN peripheral ON peripheral.id = c.peripheralId
+                WHERE peripheral.uid = ? AND c.characteristic = ? AND ifnull(c.userIndex, -1) = ifnull(?, -1)
+                ORDER BY c.epoch
+                """, arguments: [peripheralUid, stream.characteristic, stream.userIndex])
+        }
+    }
+
+    /// Tombstones, oldest first, of one upload state or all.
+    public func deletions(state: HealthUploadState? = nil, limit: Int = 1000) throws(StoreError) -> [HealthDeletionRecord] {
+        try database.read { db in
+            try HealthDeletionRecord.fetchAll(db, sql: """
+                SELECT d.*, s.uid AS sampleUid, s.dedupKey AS sampleDedupKey, r.uid AS replacementSampleUid
+                FROM healthDeletion d JOIN healthSample s ON s.id = d.sampleId LEFT JOIN healthSample r ON r.id = d.replacementSampleId
+                WHERE (? IS NULL OR d.uploadState = ?) ORDER BY d.id LIMIT ?
+                """, arguments: [state?.rawValue, state?.rawValue, limit])
+        }
+    }
+
+    public func uploadCounts() throws(StoreError) -> HealthUploadCounts {
+        try database.read { db in
+            var counts = HealthUploadCounts()
+            for (table, keyPath) in [("healthSample", \HealthUploadCounts.samples), ("healthDeletion", \HealthUploadCounts.deletions)] {
+                for row in try Row.fetchAll(db, sql: "SELECT uploadState, COUNT(*) AS n FROM \(table) GROUP BY uploadState") {
+                    guard let state = HealthUploadState(rawValue: row["uploadState"]) else { continue }
+                    counts[keyPath: keyPath][state] = row["n"]
+                }
+            }
+            return counts
+        }
+    }
+}
