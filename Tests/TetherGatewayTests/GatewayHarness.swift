@@ -41,6 +41,7 @@ struct GatewayHarness {
     static func with(
         simulator: SimulatorConfiguration, gateway configuration: GatewayConfiguration = gatewayConfiguration(),
         limits: StorageLimits = StorageLimits(maximumDatabaseBytes: nil, minimumFreeDiskBytes: nil),
+        health: (@Sendable (GatewayStorage) -> any HealthValueSink)? = nil,
         _ body: (GatewayHarness) async throws -> Void
     ) async throws {
         try await SimulatedBlueZ.with(simulator) { simulated in
@@ -49,7 +50,7 @@ struct GatewayHarness {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let harness = try await start(
-                simulated: simulated, directory: directory, configuration: configuration, limits: limits)
+                simulated: simulated, directory: directory, configuration: configuration, limits: limits, health: health)
             do {
                 try await body(harness)
             } catch {
@@ -65,7 +66,7 @@ struct GatewayHarness {
         simulated: SimulatedBlueZ, directory: URL, configuration: GatewayConfiguration,
         limits: StorageLimits = StorageLimits(maximumDatabaseBytes: nil, minimumFreeDiskBytes: nil),
         databaseName: String = "gateway.sqlite", committer: GroupCommitter.Configuration = .init(),
-        waitForReady: Bool = true
+        waitForReady: Bool = true, health: (@Sendable (GatewayStorage) -> any HealthValueSink)? = nil
     ) async throws -> GatewayHarness {
         var databaseConfiguration = GatewayDatabase.Configuration()
         databaseConfiguration.limits = limits
@@ -77,6 +78,7 @@ struct GatewayHarness {
         let trace = TraceRecorder()
         var configuration = configuration
         configuration.trace = { trace.record($0) }
+        if let health { configuration.health = health(storage) }
         let connection = try await simulated.connect()
         // As tetherd does: StartNotify streams over a wire-protocol connection.
         let notifications = try await DBusWireConnection.connect(to: .address(simulated.bus.address))

@@ -51,7 +51,7 @@ func glucoseSample(sequence: Int64, epoch: Int64 = 0, lane: HealthLane, milligra
     return HealthSample(
         metricCode: HealthMetric.glucose,
         value: .number(HealthDecimal(mantissa: milligramsPerDecilitre, exponent: -5), unit: "kg/L", canonical: HealthDecimal(mantissa: milligramsPerDecilitre, exponent: 0), unit: "mg/dL"),
-        effectiveAt: minute, deviceTime: "2026-11-01T07:\(String(format: "%02d", sequence % 60)):00", timeBasis: .deviceClockSetByGateway, skewMilliseconds: 1200,
+        effectiveAt: minute, deviceTime: "2026-11-01T07:\(String(format: "%02d", sequence % 60)):00", timeBasis: .clockSetByGateway, skewMilliseconds: 1200,
         recordSequence: sequence, epoch: epoch, lane: lane, characteristic: HealthCharacteristic.glucose,
         rawBytes: [0x02, UInt8(truncatingIfNeeded: sequence), UInt8(truncatingIfNeeded: sequence >> 8), UInt8(truncatingIfNeeded: milligramsPerDecilitre)],
         parserVersion: 1, receivedAt: receivedAt)

@@ -268,6 +268,8 @@ enum Migrations {
                 try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('outboxCommand', ?)", arguments: [lastSeq])
             }
         }
+    }
+
     /// Issue 14 ("Health telemetry, part 1"): standard health devices' samples, the cursors of their stored-record
     /// streams, and the deletion queue of the change lane (docs/design/store.md, "Health tables"). `HealthStore` is
     /// the only writer. The triggers repeat the rules `HealthStore` checks in Swift (cursors only move forward, an

@@ -54,7 +54,7 @@ public struct HealthCrashPlan: Sendable {
         let at = start.advanced(by: .seconds(epoch * 86_400 + record * 60))
         return HealthSample(
             metricCode: metric, value: .number(HealthDecimal(mantissa: value, exponent: -5), unit: "kg/L", canonical: HealthDecimal(mantissa: value, exponent: 0), unit: "mg/dL"),
-            effectiveAt: at, deviceTime: "epoch \(epoch) record \(record)", timeBasis: .deviceClockSetByGateway, recordSequence: record, epoch: epoch,
+            effectiveAt: at, deviceTime: "epoch \(epoch) record \(record)", timeBasis: .clockSetByGateway, recordSequence: record, epoch: epoch,
             lane: .cold, characteristic: characteristic, rawBytes: [UInt8(truncatingIfNeeded: record), UInt8(truncatingIfNeeded: value)], parserVersion: 1,
             receivedAt: at)
     }

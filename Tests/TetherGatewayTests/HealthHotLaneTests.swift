@@ -1,0 +1,115 @@
+import BlueZ
+import BlueZSimulator
+import BlueZTestSupport
+import DBus
+import Foundation
+import HealthDeviceModel
+import HealthProfiles
+import Synchronization
+import Testing
+@testable import TetherGateway
+import TetherPrimitives
+import TetherStore
+import TetherTestSupport
+
+@Suite("The health hot lane: a cuff's readings decoded, timed and stored once; intermediates live only")
+struct HealthHotLaneTests {
+    static let bloodPressureMeasurement = "00002a35-0000-1000-8000-00805f9b34fb"
+
+    /// A cuff with three stored readings and a clock an hour ahead, through a real gateway and its store. Every reading
+    /// becomes its samples (systolic, diastolic, mean arterial pressure: MDC 150021/150022/150023) once, in the hot
+    /// lane, with the raw bytes and parser version; its time is corrected by the clock reading the session took (a
+    /// reading stored with the cuff's own time would lie an hour in the future). A live measurement adds one reading,
+    /// and its intermediate cuff pressures are shown but never stored.
+    @Test(.timeLimit(.minutes(2)))
+    func aCuffsReadingsAreStoredOnceWithCorrectedTimes() async throws {
+        var simulator = GatewayHarness.configuration(devices: 1)
+        var cuff = HealthDeviceSettings(kind: .bloodPressure)
+        cuff.storedRecords = 3
+        cuff.clockSkewSeconds = 3_600
+        simulator.devices[0].health = cuff
+        let lane = Mutex<HealthHotLane?>(nil)
+        try await GatewayHarness.with(simulator: simulator, health: { storage in
+            let made = HealthHotLane(database: storage.database, committer: storage.committer)
+            lane.withLock { $0 = made }
+            return made
+        }) { harness in
+            let hot = try #require(lane.withLock { $0 })
+            let store = HealthStore(database: harness.storage.database)
+            let address = GatewayHarness.address(1)
+            _ = try await harness.gateway.pair(address: address, delegate: RejectingDelegate())
+            try await waitUntil("three readings stored") {
+                Set(((try? store.samples()) ?? []).compactMap(\.sample.rawBytes)).count >= 3
+            }
+
+            var samples = try store.samples()
+            #expect(Set(samples.compactMap(\.sample.rawBytes)).count == 3)
+            for record in Dictionary(grouping: samples, by: { $0.sample.rawBytes ?? [] }).values {
+                let codes = Set(record.map(\.sample.metricCode))
+                #expect(codes.isSuperset(of: [150_021, 150_022, 150_023]), "\(codes)")
+                #expect(record.count == codes.count, "one sample per metric and reading")
+            }
+            for sample in samples.map(\.sample) {
+                #expect(sample.characteristic == Self.bloodPressureMeasurement)
+                #expect(sample.lane == .hot)
+                #expect(sample.parserVersion == HealthDecoder.parserVersion)
+                // Pressures as the cuff reported them (its unit flag says mmHg); its pulse rate per minute.
+                #expect(sample.value.reportedUnit == (sample.metricCode == 149_546 ? "/min" : "mm[Hg]"), "\(sample.metricCode)")
+                #expect(sample.timeBasis == .coincidentClockReading)
+                #expect(abs((sample.skewMilliseconds ?? 0) - 3_600_000) <= 5_000, "skew \(String(describing: sample.skewMilliseconds))")
+                // Taken before it was received, in the gateway's time: not an hour in the future.
+                #expect(sample.effectiveAt <= sample.receivedAt.advanced(by: .seconds(5)), "\(sample)")
+                #expect(sample.deviceTime != nil)
+            }
+
+            let before = samples.count
+            let taken = try await harness.simulated.control(
+                "TakeMeasurement", [.objectPath(SimulatedBlueZ.devicePath(address)), .variantDictionary([:])])
+            #expect(taken == [.bool(true)])
+            try await waitUntil("the live reading stored") {
+                Set(((try? store.samples()) ?? []).compactMap(\.sample.rawBytes)).count >= 4
+            }
+            samples = try store.samples()
+            #expect(Set(samples.compactMap(\.sample.rawBytes)).count == 4)
+            #expect(samples.count > before)
+            #expect(samples.allSatisfy { $0.sample.characteristic == Self.bloodPressureMeasurement })
+            let counters = await hot.counters
+            #expect(counters.intermediates > 0, "the live measurement's cuff pressures were seen")
+            #expect(counters.refused == 0 && counters.commitFailures == 0, "\(counters)")
+            #expect(counters.samplesStored == samples.count)
+            #expect(counters.duplicates == 0)
+        }
+    }
+
+    /// The same value arriving twice (a device resending after a lost confirmation, a reconnect) is one row: the
+    /// store's dedup key refuses the second and the lane counts it a duplicate.
+    @Test func aResentReadingIsStoredOnce() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hot-lane-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try GatewayDatabase(path: directory.appendingPathComponent("gateway.sqlite").path)
+        let committer = GroupCommitter(service: ConsumptionService(database: database))
+        var random = SystemRandomNumberGenerator()
+        let address = "C0:54:45:00:00:09"
+        try PeripheralRegistry(database: database).recordClassification(
+            kinds: [.health], services: [], identityAddress: address, at: Timestamp(nanoseconds: 1), using: &random)
+        let lane = HealthHotLane(database: database, committer: committer)
+        // BLS §3.1 worked by hand: flags 0x02 (mmHg, time stamp), 120 / 80 / 93 mmHg as SFLOAT with exponent 0,
+        // 2026-11-24 08:30:00.
+        let bytes: [UInt8] = [0x02, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0xEA, 0x07, 0x0B, 0x18, 0x08, 0x1E, 0x00]
+        let value = HealthCharacteristicValue(
+            address: address, link: 1, service: .bloodPressure, characteristic: 0x2A35, bytes: bytes,
+            receivedAt: Timestamp(nanoseconds: 1_795_509_000_000_000_000))
+        await lane.linkStarted(address: address, link: 1, clock: DeviceClockFacts(setting: .setByGatewayInUTC))
+        await lane.received(value)
+        await lane.received(value)
+        let samples = try HealthStore(database: database).samples()
+        #expect(samples.count == 3)
+        #expect(Set(samples.map(\.sample.metricCode)) == [150_021, 150_022, 150_023])
+        #expect(samples.allSatisfy { $0.sample.timeBasis == .clockSetByGateway })
+        // 2026-11-24T08:30:00Z (date -u -d 2026-11-24T08:30:00Z +%s = 1795509000).
+        #expect(samples.allSatisfy { $0.sample.effectiveAt == Timestamp(nanoseconds: 1_795_509_000_000_000_000) })
+        let counters = await lane.counters
+        #expect(counters.samplesStored == 3 && counters.duplicates == 3, "\(counters)")
+    }
+}
