@@ -73,6 +73,9 @@ struct HealthHotLaneTests {
             #expect(Set(samples.compactMap(\.sample.rawBytes)).count == 4)
             #expect(samples.count > before)
             #expect(samples.allSatisfy { $0.sample.characteristic == Self.bloodPressureMeasurement })
+            // The lane counts a commit once the committer has answered it, which can be after the row is readable.
+            let stored = samples.count
+            try await waitUntil("the lane has counted every stored sample") { await hot.counters.samplesStored >= stored }
             let counters = await hot.counters
             #expect(counters.intermediates > 0, "the live measurement's cuff pressures were seen")
             #expect(counters.refused == 0 && counters.commitFailures == 0, "\(counters)")

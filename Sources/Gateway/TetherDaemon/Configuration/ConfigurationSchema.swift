@@ -68,6 +68,13 @@ enum ConfigurationSchema {
                 duration(value) { config.sync.interval = $0 }
             },
         ]),
+        ("health", [
+            Key(name: "enabled") { config, value in
+                guard let flag = value.bool else { return "expected true or false, got \(describe(value))" }
+                config.health.enabled = flag
+                return nil
+            },
+        ]),
         ("control", [
             Key(name: "bus") { config, value in
                 bus(value) { config.control.bus = $0 }

@@ -34,6 +34,13 @@ public struct DaemonConfiguration: Hashable, Sendable {
         public var notifyMethod = NotifyMethod.auto
     }
 
+    /// Standard Bluetooth health devices (issue 14).
+    public struct Health: Hashable, Sendable {
+        /// Serve them: subscribe their measurements and store every reading (the hot lane). Off: they are recorded
+        /// as unsupported and let go, never connected with their readings dropped.
+        public var enabled = true
+    }
+
     public struct Sync: Hashable, Sendable {
         /// No URL: sync is off and events stay in the outbox until one is configured.
         public var serverURL: URL?
@@ -79,6 +86,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
 
     public var gateway = Gateway()
     public var bluetooth = Bluetooth()
+    public var health = Health()
     public var sync = Sync()
     public var control = Control()
     public var metrics = Metrics()

@@ -101,7 +101,9 @@ public struct TetherDaemon: Sendable {
         let gateway = Gateway(
             connection: bluezConnection, notifications: notifications,
             storage: GatewayStorage(database: database, committer: committer),
-            configuration: gatewayConfiguration(ackLatency: AckLatencyRecorder(metrics: metrics)))
+            configuration: gatewayConfiguration(
+                ackLatency: AckLatencyRecorder(metrics: metrics),
+                health: configuration.health.enabled ? HealthHotLane(database: database, committer: committer) : nil))
         services.append(GatewayService(gateway: gateway, connection: bluezConnection, notifications: notifications))
 
         // Sync, when a backend is configured.
@@ -174,8 +176,9 @@ extension TetherDaemon {
     }
 
     /// The gateway's tunables from `[bluetooth]`.
-    func gatewayConfiguration(ackLatency: AckLatencyRecorder) -> GatewayConfiguration {
+    func gatewayConfiguration(ackLatency: AckLatencyRecorder, health: HealthHotLane? = nil) -> GatewayConfiguration {
         var gateway = GatewayConfiguration()
+        gateway.health = health
         gateway.adapter = DBusObjectPath("/org/bluez/\(configuration.bluetooth.adapter)")
         gateway.supervisor.slotBudget = configuration.bluetooth.maximumConnections
         gateway.supervisor.backoffBase = configuration.bluetooth.backoffInitial
