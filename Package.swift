@@ -65,6 +65,10 @@ let core: [Target] = [
     // Standard Bluetooth SIG health profiles, pure: the characteristics' wire forms (IEEE-11073 SFLOAT/FLOAT with
     // their special values, units as reported and in UCUM), the RACP client and the device-time derivation.
     .target(name: "HealthProfiles", dependencies: ["TetherPrimitives"], path: "Sources/Core/HealthProfiles"),
+
+    // MCUboot images, pure: header, protected and unprotected TLVs, the SHA-256 and the Ed25519 / ECDSA P-256
+    // signature checked against trusted public keys, and a named reason for every image refused. docs/design/firmware-images.md.
+    .target(name: "MCUbootImage", dependencies: ["TetherPrimitives", crypto], path: "Sources/Core/MCUbootImage"),
 ]
 
 // MARK: - 2. Bus: D-Bus and BlueZ
@@ -141,7 +145,7 @@ let gateway: [Target] = [
     // link core (TetherReplay) and only `outbox`/`dead-letters` read the database (TetherStore, read-only).
     .target(
         name: "TetherCLI",
-        dependencies: ["TetherReplay", "TetherStore", "ControlContract", "TetherControlClient", "DBus", argumentParser],
+        dependencies: ["TetherReplay", "TetherStore", "ControlContract", "TetherControlClient", "DBus", "MCUbootImage", argumentParser],
         path: "Sources/Gateway/TetherCLI"
     ),
 ]
@@ -311,6 +315,11 @@ let tests: [Target] = [
         ],
         exclude: ["HelpSnapshots"]
     ),
+    // imgtool's images (committed fixtures and freshly signed ones), tampered copies, and imgtool verify as the oracle.
+    .testTarget(
+        name: "MCUbootImageTests", dependencies: ["MCUbootImage", "TetherPrimitives", "TetherTestSupport", crypto],
+        exclude: ["Fixtures", "make-images.sh"]
+    ),
 ]
 
 let package = Package(
@@ -345,6 +354,7 @@ let package = Package(
         .library(name: "TetherDeviceModel", targets: ["TetherDeviceModel"]),
         .library(name: "BlueZSimulator", targets: ["BlueZSimulator"]),
         .library(name: "TetherSyncTesting", targets: ["TetherSyncTesting"]),
+        .library(name: "MCUbootImage", targets: ["MCUbootImage"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for the link protocol core (issue 2, item 7), the D-Bus wire reader (issue 4), the transcript
-// and configuration readers (issue 12). A package of its own so that the main package
+// and configuration readers (issue 12), the MCUboot image verifier (issue 16). A package of its own so that the main package
 // never builds with sanitizers. Build and run with ./run-smoke.sh (see README.md).
 
 import PackageDescription
@@ -50,6 +50,12 @@ let package = Package(
         .executableTarget(
             name: "ConfigurationFuzzer",
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+
+        // The MCUboot image verifier (structure, hash, signature, trusted keys) and the trusted-key reader on any file.
+        .executableTarget(
+            name: "MCUbootImageFuzzer",
+            dependencies: [.product(name: "MCUbootImage", package: "Tether")]
         ),
     ],
     swiftLanguageModes: [.v6]

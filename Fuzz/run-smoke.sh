@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 seconds="${FUZZ_SECONDS:-30}"
-fuzzers="${FUZZERS:-LinkFrameFuzzer LinkSessionFuzzer DBusWireFuzzer TranscriptFuzzer ConfigurationFuzzer}"
+fuzzers="${FUZZERS:-LinkFrameFuzzer LinkSessionFuzzer DBusWireFuzzer TranscriptFuzzer ConfigurationFuzzer MCUbootImageFuzzer}"
 
 # --sanitize=fuzzer links libFuzzer's main; without it an executable fuzzes nothing. But SwiftPM passes the two
 # sanitizers to the compiler as separate -sanitize= flags and the Swift driver keeps only the last one, so every
@@ -32,6 +32,7 @@ for fuzzer in $fuzzers; do
         # TOMLKit (0.6) leaks what its C++ shim mallocs for TOMLTable.keys and each string value, a few hundred
         # bytes a parse: tetherd parses once, so it is not worth a fork; leak checks would stop every run on it.
         ConfigurationFuzzer) kind=config; flags=(-detect_leaks=0); leaks=0 ;;
+        MCUbootImageFuzzer) kind=mcuboot ;;
         *) echo "unknown fuzzer $fuzzer" >&2; exit 2 ;;
     esac
 

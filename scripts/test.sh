@@ -19,6 +19,8 @@ ci=false
 export TETHER_REQUIRE_POSTGRES=1
 # bleak's fidelity test (Tests/BlueZSimulatorTests) runs even without python3 and fails if it cannot make its venv.
 export TETHER_REQUIRE_BLEAK=1
+# imgtool (pinned, in a venv: scripts/setup/imgtool-venv.sh) is the MCUbootImage tests' oracle; it must run here.
+export TETHER_REQUIRE_IMGTOOL=1
 if $ci; then export TETHER_REQUIRE_REAL_BLUEZ="${TETHER_REQUIRE_REAL_BLUEZ:-1}"; fi
 
 echo "== swift build --build-tests"

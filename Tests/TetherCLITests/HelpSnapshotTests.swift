@@ -29,6 +29,8 @@ struct HelpSnapshotTests {
         ("tether-conflicts-resolve", ConflictsCommand.Resolve.self),
         ("tether-sync", SyncCommand.self),
         ("tether-replay", ReplayCommand.self),
+        ("tether-firmware", FirmwareCommand.self),
+        ("tether-firmware-inspect", FirmwareCommand.Inspect.self),
     ]
 
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("HelpSnapshots")
