@@ -73,6 +73,9 @@ let core: [Target] = [
     // MCUmgr SMP, sans-I/O: the 8-byte header (v1, v2), OS and image group messages, both error forms, response
     // reassembly, the client core (sequences, time-outs, retries) and the windowed, resumable image uploader.
     .target(name: "SMP", dependencies: ["CBOR", "TetherPrimitives"], path: "Sources/Core/SMP"),
+    // MCUboot images, pure: header, protected and unprotected TLVs, the SHA-256 and the Ed25519 / ECDSA P-256
+    // signature checked against trusted public keys, and a named reason for every image refused. docs/design/firmware-images.md.
+    .target(name: "MCUbootImage", dependencies: ["TetherPrimitives", crypto], path: "Sources/Core/MCUbootImage"),
 ]
 
 // MARK: - 2. Bus: D-Bus and BlueZ
@@ -150,7 +153,7 @@ let gateway: [Target] = [
     // `outbox`/`dead-letters` and `replay --db` open the database (TetherStore).
     .target(
         name: "TetherCLI",
-        dependencies: ["TetherReplay", "TetherStore", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", argumentParser],
+        dependencies: ["TetherReplay", "TetherStore", "HealthProfiles", "MCUbootImage", "ControlContract", "TetherControlClient", "DBus", argumentParser],
         path: "Sources/Gateway/TetherCLI"
     ),
 ]
@@ -339,6 +342,11 @@ let tests: [Target] = [
     .testTarget(
         name: "SMPTests", dependencies: ["SMP", "CBOR", "TetherPrimitives", "TetherTestSupport", crypto], exclude: ["smp_crosscheck.py"]
     ),
+    // imgtool's images (committed fixtures and freshly signed ones), tampered copies, and imgtool verify as the oracle.
+    .testTarget(
+        name: "MCUbootImageTests", dependencies: ["MCUbootImage", "TetherPrimitives", "TetherTestSupport", crypto],
+        exclude: ["Fixtures", "make-images.sh"]
+    ),
 ]
 
 let package = Package(
@@ -375,6 +383,7 @@ let package = Package(
         .library(name: "TetherSyncTesting", targets: ["TetherSyncTesting"]),
         .library(name: "CBOR", targets: ["CBOR"]),
         .library(name: "SMP", targets: ["SMP"]),
+        .library(name: "MCUbootImage", targets: ["MCUbootImage"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for the link protocol core (issue 2, item 7), the D-Bus wire reader (issue 4), the transcript
-// and configuration readers (issue 12), the health characteristic parsers and the RACP client (issue 14), CBOR and the
-// SMP codec (issue 16). A package of its own so that the main package
+// and configuration readers (issue 12), the health characteristic parsers and the RACP client (issue 14), CBOR, the
+// SMP codec and the MCUboot image verifier (issue 16). A package of its own so that the main package
 // never builds with sanitizers. Build and run with ./run-smoke.sh (see README.md).
 
 import PackageDescription
@@ -81,6 +81,12 @@ let package = Package(
         .executableTarget(
             name: "HealthCharacteristicFuzzer",
             dependencies: ["FuzzSupport", .product(name: "HealthProfiles", package: "Tether")]
+        ),
+
+        // The MCUboot image verifier (structure, hash, signature, trusted keys) and the trusted-key reader on any file.
+        .executableTarget(
+            name: "MCUbootImageFuzzer",
+            dependencies: [.product(name: "MCUbootImage", package: "Tether")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -21,6 +21,8 @@ export TETHER_REQUIRE_POSTGRES=1
 export TETHER_REQUIRE_BLEAK=1
 # The SMP codec's cross-check against PyPI's smp package (Tests/SMPTests) likewise fails rather than skips.
 export TETHER_REQUIRE_SMP_CROSSCHECK=1
+# imgtool (pinned, in a venv: scripts/setup/imgtool-venv.sh) is the MCUbootImage tests' oracle; it must run here.
+export TETHER_REQUIRE_IMGTOOL=1
 if $ci; then export TETHER_REQUIRE_REAL_BLUEZ="${TETHER_REQUIRE_REAL_BLUEZ:-1}"; fi
 
 echo "== swift build --build-tests"

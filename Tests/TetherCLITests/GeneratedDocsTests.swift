@@ -35,7 +35,7 @@ struct GeneratedDocsTests {
     @Test("the man page documents every subcommand and the exit status")
     func manPage() throws {
         let page = try String(contentsOf: Self.root.appendingPathComponent("docs/man/tether.1"), encoding: .utf8)
-        for command in ["status", "devices", "scan", "pair", "forget", "settings", "outbox", "dead-letters", "conflicts", "sync", "replay", "health"] {
+        for command in ["status", "devices", "scan", "pair", "forget", "settings", "outbox", "dead-letters", "conflicts", "sync", "replay", "health", "firmware"] {
             #expect(page.contains(".It Em \(command)"), "docs/man/tether.1 lacks \(command)")
         }
         #expect(page.contains("3  tetherd is not reachable"))

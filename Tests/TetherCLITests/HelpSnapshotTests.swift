@@ -31,6 +31,8 @@ struct HelpSnapshotTests {
         ("tether-replay", ReplayCommand.self),
         ("tether-health", HealthCommand.self),
         ("tether-health-decode", HealthCommand.Decode.self),
+        ("tether-firmware", FirmwareCommand.self),
+        ("tether-firmware-inspect", FirmwareCommand.Inspect.self),
     ]
 
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("HelpSnapshots")

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `tether`: the field technician's tool. Every command but `replay` and `health decode` is a client of tetherd's control API
+/// `tether`: the field technician's tool. Every command but `replay`, `health decode` and `firmware inspect` is a client of tetherd's control API
 /// (docs/specs/control-api.md); each subcommand lives in its own file and stays thin: call, render, exit.
 public struct TetherRootCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
@@ -21,7 +21,7 @@ public struct TetherRootCommand: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, DevicesCommand.self, ScanCommand.self, PairCommand.self, ForgetCommand.self,
             SettingsCommand.self, OutboxCommand.self, DeadLettersCommand.self, ConflictsCommand.self,
-            SyncCommand.self, ReplayCommand.self, HealthCommand.self,
+            SyncCommand.self, ReplayCommand.self, HealthCommand.self, FirmwareCommand.self,
         ]
     )
 

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import MCUbootImage
+
+/// `tether firmware`: MCUboot firmware images and, later, the updates tetherd runs (issue 16). For now only
+/// `inspect`, which works offline: it reads a file and the trusted keys, never tetherd.
+struct FirmwareCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "firmware",
+        abstract: "Check MCUboot firmware images before they are sent to a device.",
+        subcommands: [Inspect.self])
+
+    /// `tether firmware inspect IMAGE [--keys DIR] [--json]`.
+    struct Inspect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "inspect",
+            abstract: "Show an MCUboot image's header, version, hash, signature and key, and whether it verifies.",
+            discussion: """
+                Offline: reads IMAGE and the trusted public keys, never tetherd. An image verifies when it is well \
+                formed, its SHA-256 over header, body and protected TLVs matches its SHA256 TLV, and its Ed25519 \
+                or ECDSA P-256 signature verifies against one of the trusted keys named by its KEYHASH or PUBKEY \
+                TLV. Anything else is refused with the reason (docs/design/firmware-images.md).
+
+                Trusted keys: every file in DIR is one public key, PEM or DER (what `imgtool getpub -e pem` or \
+                `-e raw` writes); a private key or any other file there is an error. Without --keys, \
+                \(KeyDirectory.defaultPath) is read; tetherd's configuration will name the directory once \
+                updates run in the daemon.
+
+                Exit status: 0 the image verifies against a trusted key; 1 the image is refused; 2 usage: the \
+                image or the key directory cannot be read, or a key file is not a public key.
+                """)
+
+        @Argument(help: ArgumentHelp("The image file (imgtool's signed .bin).", valueName: "image"))
+        var image: String
+
+        @Option(help: ArgumentHelp("Directory of trusted public keys (default \(KeyDirectory.defaultPath)).", valueName: "dir"))
+        var keys: String?
+
+        @Flag(help: "Print the verdict as one JSON object.")
+        var json = false
+
+        func run() throws {
+            let bytes: [UInt8]
+            do {
+                bytes = Array(try Data(contentsOf: URL(fileURLWithPath: image)))
+            } catch {
+                throw firmwareFailure("cannot read \(image): \(error.localizedDescription)", TetherExitCode.badInput)
+            }
+            let trusted: TrustedKeys
+            do {
+                trusted = try KeyDirectory.load(keys ?? KeyDirectory.defaultPath)
+            } catch {
+                let hint = keys == nil ? " (name the trusted-key directory with --keys DIR)" : ""
+                throw firmwareFailure("\(error)\(hint)", TetherExitCode.badInput)
+            }
+            let verdict = ImageVerifier.inspect(bytes, trustedKeys: trusted)
+            if json {
+                Output.line(FirmwareVerdictText.json(verdict, file: image))
+            } else {
+                Output.line(FirmwareVerdictText.table(verdict, file: image))
+            }
+            if !verdict.isVerified { throw TetherExitCode.checkFailed }
+        }
+    }
+}
+
+/// Prints `tether firmware: message` on standard error and gives the exit code to throw.
+func firmwareFailure(_ message: String, _ code: ExitCode) -> ExitCode {
+    standardError("tether firmware: \(message)")
+    return code
+}
+
+/// The trusted-key directory, read at the edge: the core only sees the keys' bytes.
+enum KeyDirectory {
+    static let defaultPath = "/etc/tether/firmware-keys"
+
+    struct LoadError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Every regular file in `path` (hidden files skipped), in name order, as one trusted key each.
+    static func load(_ path: String) throws -> TrustedKeys {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard manager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw LoadError(description: "trusted-key directory \(path) does not exist or is not a directory")
+        }
+        let names: [String]
+        do {
+            names = try manager.contentsOfDirectory(atPath: path).filter { !$0.hasPrefix(".") }.sorted()
+        } catch {
+            throw LoadError(description: "cannot list \(path): \(error.localizedDescription)")
+        }
+        var keys: [TrustedKey] = []
+        for name in names {
+            let file = (path as NSString).appendingPathComponent(name)
+            guard manager.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard let data = manager.contents(atPath: file) else {
+                throw LoadError(description: "cannot read \(file)")
+            }
+            do {
+                keys.append(try TrustedKey(name: name, contents: Array(data)))
+            } catch {
+                throw LoadError(description: "\(file) is \(error)")
+            }
+        }
+        guard !keys.isEmpty else { throw LoadError(description: "trusted-key directory \(path) holds no keys") }
+        return TrustedKeys(keys)
+    }
+}
