@@ -173,13 +173,13 @@ _tether() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    status|devices|scan|pair|forget|settings|outbox|dead-letters|conflicts|sync|replay|health|help)
+    status|devices|scan|pair|forget|settings|outbox|dead-letters|conflicts|sync|replay|health|firmware|help)
         # Offer subcommand argument completions
         "_tether_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'status devices scan pair forget settings outbox dead-letters conflicts sync replay health help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'status devices scan pair forget settings outbox dead-letters conflicts sync replay health firmware help' -- "${cur}"))
         ;;
     esac
 }
@@ -559,6 +559,44 @@ _tether_health_decode() {
     # Offer option value completions
     case "${prev}" in
     '--characteristic')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware() {
+    repeating_flags=()
+    non_repeating_flags=(-h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __tether_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    inspect)
+        # Offer subcommand argument completions
+        "_tether_firmware_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'inspect' -- "${cur}"))
+        ;;
+    esac
+}
+
+_tether_firmware_inspect() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--keys)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--keys')
         return
         ;;
     esac

@@ -74,6 +74,12 @@ function __tether_parse_tokens -S
             case 'decode'
                 __tether_parse_subcommand -r 1 'characteristic=' 'json' 'h/help'
             end
+        case 'firmware'
+            __tether_parse_subcommand 0 'h/help'
+            switch $unparsed_tokens[1]
+            case 'inspect'
+                __tether_parse_subcommand 1 'keys=' 'json' 'h/help'
+            end
         case 'help'
             __tether_parse_subcommand -r 1 
         end
@@ -142,6 +148,7 @@ complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tethe
 complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'sync' -d 'Ask tetherd to sync with the backend now; \'tether status\' shows the result.'
 complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'replay' -d 'Replay firmware transcripts through the gateway\'s link session and print the outcome.'
 complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'health' -d 'Standard Bluetooth health devices (blood pressure, glucose, CGM, scales, thermometers, oximeters, heart rate).'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'firmware' -d 'Check MCUboot firmware images before they are sent to a device.'
 complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether status" bus' -l 'bus' -d 'The bus tetherd is on: \'system\' or a D-Bus address (unix:path=...). Default: $TETHER_BUS_ADDRESS, else the system bus.' -rfka ''
 complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether status" json' -l 'json' -d 'Print the status record as JSON (keys as in docs/specs/control-api.md; times in UTC nanoseconds).'
@@ -211,3 +218,8 @@ complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tethe
 complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether health decode" characteristic' -l 'characteristic' -d 'The characteristic: 2A35, 0x2A35 or the full 128-bit UUID; \'sfloat\' or \'float\' for a bare number.' -rfka ''
 complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether health decode" json' -l 'json' -d 'Print JSON: the decoded fields, the samples, and {"valid": false, "reason": ...} for refused bytes.'
 complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether health decode" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether firmware" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_positional "tether firmware" -eq 1' -fa 'inspect' -d 'Show an MCUboot image\'s header, version, hash, signature and key, and whether it verifies.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether firmware inspect" keys' -l 'keys' -d 'Directory of trusted public keys (default /etc/tether/firmware-keys).' -rfka ''
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether firmware inspect" json' -l 'json' -d 'Print the verdict as one JSON object.'
+complete -c 'tether' -n '__tether_should_offer_completions_for_flags_or_options "tether firmware inspect" h help' -s 'h' -l 'help' -d 'Show help information.'
