@@ -31,7 +31,11 @@ struct ProblemMiddleware: RouterMiddleware {
             throw CancellationError()
         } catch {
             context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
-            return HTTPProblem(Problem(.internalError, detail: "the request id is \(context.id)")).response()
+            // Not `context.id`: Hummingbird force-unwraps the id from the logger's metadata, which a logger whose
+            // handler keeps no metadata (SwiftLogNoOpLogHandler, the tests' quiet logger) does not have, and the
+            // server crashed here on the first unexpected error.
+            let requestID = context.logger[metadataKey: "hb.request.id"].map { "\($0)" } ?? "unknown"
+            return HTTPProblem(Problem(.internalError, detail: "the request id is \(requestID)")).response()
         }
     }
 
