@@ -47,51 +47,10 @@ helper=scripts/demo/devices.py
 # Debian's interpreter: python3-dbus is installed for it (`python3` on PATH may be another one).
 python=/usr/bin/python3
 
-work=$(mktemp -d /tmp/tether-demo.XXXXXX)
-pids=()
-declare -A names=()
-
-# Starts a command in its own session and process group (setsid), so stopping it stops everything it started.
-start() {
-    local name=$1 log=$2
-    shift 2
-    setsid "$@" >"$log" 2>&1 </dev/null &
-    pids+=("$!")
-    names[$!]=$name
-}
-
-# Stops every process group we started, newest first: SIGTERM, up to 15 s for a graceful stop, then SIGKILL.
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    local pid waited
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-        pid=${pids[i]}
-        kill -TERM -- "-$pid" 2>/dev/null || continue
-        for ((waited = 0; waited < 150; waited++)); do
-            kill -0 -- "-$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        if kill -0 -- "-$pid" 2>/dev/null; then
-            echo "demo: ${names[$pid]} did not stop within 15 s of SIGTERM; killing it" >&2
-            kill -KILL -- "-$pid" 2>/dev/null || true
-        fi
-    done
-    wait 2>/dev/null || true
-    local leftovers=()
-    for pid in "${pids[@]}"; do
-        if pgrep -g "$pid" >/dev/null 2>&1; then leftovers+=("${names[$pid]}"); fi
-    done
-    if ((${#leftovers[@]})); then
-        echo "demo: processes left over: ${leftovers[*]}" >&2
-        status=1
-    elif ((${#pids[@]})); then
-        echo "demo: all ${#pids[@]} processes stopped (checked with pgrep: none left)"
-    fi
-    if $keep; then echo "demo: logs, databases and config kept in $work"; else rm -rf "$work"; fi
-    exit "$status"
-}
-trap cleanup EXIT
+tool=demo
+source scripts/demo/system.sh
+system_init tether-demo
+trap system_cleanup EXIT
 stop_requested=false
 on_interrupt() {
     if $stop_requested; then
@@ -104,100 +63,17 @@ on_interrupt() {
 trap on_interrupt INT
 trap 'echo "demo: SIGTERM: stopping" >&2; exit 143' TERM
 
-# Waits up to $2 seconds for the command $3... to succeed; on failure names $1, shows the logs and keeps them.
-wait_for() {
-    local what=$1 seconds=$2
-    shift 2
-    local deadline=$((SECONDS + seconds))
-    until "$@" >/dev/null 2>&1; do
-        if ((SECONDS >= deadline)); then
-            echo "demo: FAILED: $what was not ready within $seconds s; the last lines of each log:" >&2
-            for log in "$work"/*.log; do echo "--- $log" >&2; tail -5 "$log" >&2; done
-            keep=true
-            return 1
-        fi
-        sleep 0.2
-    done
-}
-# Short sleeps that Ctrl-C cuts short (a trap runs only after a foreground command ends).
-pause() { sleep "$1" & wait $! || true; }
-
 echo
 echo "== starting the system in $work"
-# 1. A private system-type dbus-daemon (the same permissive policy as DBusPrivateBus: the demo is one user).
-cat >"$work/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$work/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-  </policy>
-</busconfig>
-EOF
-start dbus-daemon "$work/dbus.log" dbus-daemon --config-file="$work/bus.conf" --nofork --print-address
-wait_for "dbus-daemon" 10 grep -q '^unix:' "$work/dbus.log"
-bus=$(grep -m1 '^unix:' "$work/dbus.log")
+start_bus
 echo "dbus-daemon      $bus"
-
-# 2. tether-sim with a mix of devices: pairing justWorks / passkey / confirmation, firmware 1.4 / 2.0 / 1.0.
-"$python" - "$device_count" >"$work/sim.json" <<'EOF'
-import json, sys
-count = int(sys.argv[1])
-modes, firmwares = ["justWorks", "passkey", "confirmation"], ["1.4", "2.0", "1.0"]
-devices = [{"address": "C0:54:45:00:00:%02X" % n, "name": "Tether-%04d" % n, "serial": "TS%08d" % n,
-            "rssi": -45 - 4 * n, "pairing": modes[(n - 1) % 3], "passkey": 123456 + n,
-            "firmware": firmwares[(n - 1) % 3]} for n in range(1, count + 1)]
-print(json.dumps({"seed": 11, "devices": devices}, indent=1))
-EOF
-start tether-sim "$work/sim.log" "$bin/tether-sim" --bus "$bus" --config "$work/sim.json"
-wait_for "tether-sim" 20 grep -q '^DBUS_SYSTEM_BUS_ADDRESS=' "$work/sim.log"
+start_sim "$device_count"
 echo "tether-sim       $device_count devices"
-
-# 3. tether-server on SQLite with a freshly minted gateway token (tether-server writes the file with mode 0600).
-"$bin/tether-server" token create --db "$work/server.sqlite" --tenant demo --gateway demo-gateway --output "$work/sync.token" >/dev/null
-[ "$(stat -c %a "$work/sync.token")" = 600 ] || { echo "demo: FAILED: the token file is not mode 0600" >&2; exit 1; }
-start tether-server "$work/server.log" "$bin/tether-server" serve --db "$work/server.sqlite" --listen 127.0.0.1:0 --log-level warning
-wait_for "tether-server" 30 grep -q '^listening on ' "$work/server.log"
-server=$(grep -m1 '^listening on ' "$work/server.log" | sed 's/^listening on //')
+start_server
 echo "tether-server    http://$server (SQLite $work/server.sqlite, token file mode 0600)"
-
-# 4. tetherd with its config in the temporary directory; BlueZ (tether-sim) and the control API on the private bus.
-cat >"$work/tether.toml" <<EOF
-[gateway]
-database = "$work/gateway.sqlite"
-state_directory = "$work"
-
-[bluetooth]
-bus = "$bus"
-adapter = "hci0"
-max_connections = $device_count
-backoff_initial = "250ms"
-backoff_max = "2s"
-
-[sync]
-server_url = "http://$server"
-token_file = "$work/sync.token"
-interval = "2s"
-
-[control]
-bus = "$bus"
-
-[metrics]
-enabled = false
-
-[log]
-level = "warning"
-EOF
-"$bin/tetherd" --check-config --config "$work/tether.toml" >/dev/null
-start tetherd "$work/tetherd.log" "$bin/tetherd" --config "$work/tether.toml"
-export TETHER_BUS_ADDRESS=$bus
-wait_for "tetherd's control API" 30 "$bin/tether" status --json
+write_tetherd_config "$device_count"
+start_tetherd
+wait_for "tetherd's control API" 30 tetherd_ready
 echo "tetherd          control API up on the private bus"
 
 echo
@@ -205,12 +81,7 @@ echo "== tether scan (3 s)"
 "$bin/tether" scan --duration 3
 echo
 echo "== pairing every device with tether pair (passkeys and confirmations answered by flags)"
-addresses=()
-for ((n = 1; n <= device_count; n++)); do
-    address=$(printf 'C0:54:45:00:00:%02X' "$n")
-    addresses+=("$address")
-    "$bin/tether" pair "$address" --passkey $((123456 + n)) --yes --timeout 60
-done
+pair_devices
 
 echo
 echo "== running for $duration s with faults on: random disconnects, 2% lost / 1% duplicated notifications, a reboot every 15 s"

@@ -2,8 +2,9 @@
 # The test command: installs what the tests need, builds, runs every test suite, then the leak checks alone,
 # checks the sync server against its OpenAPI contract (schemathesis), a short libFuzzer smoke run of the frame
 # decoder, then a short end-to-end demo (TETHER_DEMO_SECONDS, default 20; 0 skips it), a check that the demo cleans
-# up when interrupted, and the .deb installed into a throwaway root; the real-BlueZ VM scenario runs before the .deb
-# test. Exits non-zero if anything fails. `.ci/run` calls this script with CI=true.
+# up when interrupted, a short whole-daemon kill loop (TETHER_KILLS, default 3), and the .deb installed into a
+# throwaway root; the real-BlueZ VM scenario runs before the .deb test. Exits non-zero if anything fails. `.ci/run`
+# calls this script with CI=true.
 #
 # Under CI (CI=true) nothing may vanish with the run green: a skipped or cancelled test fails the run unless
 # scripts/ci/allowed-skips.txt names it (it is empty), and the real-BlueZ VM scenario must run
@@ -61,6 +62,15 @@ if [ "${TETHER_DEMO_SECONDS:-20}" != 0 ]; then
     scripts/demo.sh --no-install --duration "${TETHER_DEMO_SECONDS:-20}"
     echo "== the demo cleans up when interrupted (SIGINT, SIGTERM)"
     scripts/demo/interrupt-check.sh
+fi
+# Whole-daemon kills (issue 17; docs/design/durability.md): tetherd SIGKILLed at random moments while devices stream
+# and sync pushes; 0 ACKed events lost, 0 duplicates, cursors never back. TETHER_KILLS kills (default 3; 0 leaves it
+# out, not in CI). The long run is `scripts/durability/kill-loop.sh` (500 kills).
+if [ "${TETHER_KILLS:-3}" = 0 ] && ! $ci; then
+    echo "== whole-daemon kill loop NOT RUN (TETHER_KILLS=0)"
+else
+    echo "== whole-daemon kill loop (scripts/durability/kill-loop.sh --kills ${TETHER_KILLS:-3})"
+    scripts/durability/kill-loop.sh --no-build --kills "${TETHER_KILLS:-3}"
 fi
 # Real BlueZ: the kernel's Bluetooth stack, btvirt and bluetoothd 5.66 in a qemu VM running the real gateway
 # (tetherd + the tether CLI + tether-server sync; scenario tetherd), with the debug build above (TETHER_VM_LINK=shared:

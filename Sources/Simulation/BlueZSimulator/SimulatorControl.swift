@@ -37,6 +37,9 @@ import Foundation
 ///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash),
 ///   `connect_calls` u, `disconnect_calls` u, `start_notify_calls` u (calls received, whatever their outcome),
 ///   `removals` u (RemoveDevice calls that removed it).
+/// - `GetReleasedEvents(o device) -> a(qu)`: every event the firmware forgot after the gateway's ACK, as
+///   (boot counter, event sequence as sent), in release order: what a durability check compares against the
+///   gateway's and the server's databases (`scripts/durability/kill-loop.sh`).
 enum SimulatorControl {
     static let path = DBusObjectPath("/io/tether/simulator")
     static let interfaceName = "io.tether.Simulator1"
@@ -79,6 +82,16 @@ enum SimulatorControl {
                 DBusMethod("Reboot", inputs: [DBusArgument("device", "o")]) { call in
                     try await device(call.arguments[0].objectPathValue, in: simulator).reboot()
                     return []
+                },
+                DBusMethod(
+                    "GetReleasedEvents", inputs: [DBusArgument("device", "o")],
+                    outputs: [DBusArgument("events", "a(qu)")]
+                ) { call in
+                    let device = try await device(call.arguments[0].objectPathValue, in: simulator)
+                    let events = await device.releasedEvents.map { event in
+                        DBusValue.structure([.uint16(event.bootCounter), .uint32(event.eventSequence)])
+                    }
+                    return [.array(elementSignature: "(qu)", events)]
                 },
                 DBusMethod(
                     "GetStatistics", inputs: [DBusArgument("device", "o")],

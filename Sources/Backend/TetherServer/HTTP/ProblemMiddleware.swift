@@ -19,6 +19,15 @@ struct ProblemMiddleware: RouterMiddleware {
             return Self.problem(for: error, request: request).response()
         } catch is NIOTooManyBytesError {
             return HTTPProblem(Problem(.requestTooLarge, detail: "the request body exceeds the server's limit")).response()
+        } catch let error as StorageFull {
+            // 503, not 500: the request may be retried as it is once the operator has made room (StorageFull).
+            context.logger.error("storage full: request refused", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            var headers = HTTPFields()
+            headers[.retryAfter] = String(Self.storageFullRetryAfterSeconds)
+            let problem = Problem(
+                .unavailable, detail: "the server's storage is full; nothing of this request was applied",
+                retryAfterSeconds: Self.storageFullRetryAfterSeconds)
+            return HTTPProblem(problem, headers: headers).response()
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -33,6 +42,10 @@ struct ProblemMiddleware: RouterMiddleware {
             return HTTPProblem(Problem(.internalError, detail: "incident \(incident)")).response()
         }
     }
+
+    /// How long a gateway should wait before pushing to a server whose disk is full: room is made by an operator,
+    /// not in milliseconds.
+    static let storageFullRetryAfterSeconds = 30
 
     /// Hummingbird's own errors: an unmatched route is a 404, or a 405 with Allow when the path exists.
     static func problem(for error: HTTPError, request: Request) -> HTTPProblem {

@@ -53,6 +53,15 @@ public struct FeedSlice: Sendable {
     public var head: Int64
 }
 
+/// The store's disk is full (SQLite's SQLITE_FULL): the transaction was rolled back, nothing of the request was
+/// applied. Answered as 503 `unavailable` with Retry-After, not as a 500: a gateway counts a 500 as an attempt
+/// against each command and dead-letters it after `OutboxPolicy.maximumAttempts`, while a 503 is a link failure
+/// that sends the commands back to its queue untouched (TetherSync's `SyncFailure.isLinkFailure`). A full disk is
+/// the server's condition, not the commands' fault: they must wait, not die.
+public struct StorageFull: Error, CustomStringConvertible {
+    public var description: String
+}
+
 /// A stored row the server cannot read back: a bug or a hand-edited database, reported as a 500.
 public struct StorageCorruption: Error, CustomStringConvertible {
     public var description: String

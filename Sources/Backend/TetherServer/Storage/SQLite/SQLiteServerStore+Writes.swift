@@ -40,11 +40,11 @@ extension SQLiteServerStore {
     }
 
     public func insertToken(_ token: TokenRecord) async throws {
-        try await pool.write { db in try Self.insert(ServerTables.token, [token], tenant: nil, db) }
+        try await write { db in try Self.insert(ServerTables.token, [token], tenant: nil, db) }
     }
 
     public func revokeToken(id: String, at date: Date) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE gateway_token SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [date.timeIntervalSince1970, id])
             return db.changesCount > 0
         }

@@ -31,6 +31,15 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
+    /// One write transaction, with a full disk reported as `StorageFull` (SQLite has rolled the transaction back).
+    func write<T: Sendable>(_ updates: @Sendable @escaping (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(updates)
+        } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_FULL {
+            throw StorageFull(description: "the server's database \(path) cannot grow: \(error.message ?? "\(error.resultCode)")")
+        }
+    }
+
     /// A setup the server cannot run with.
     public struct StoreSetupError: Error, CustomStringConvertible {
         public var description: String
@@ -44,7 +53,7 @@ public final class SQLiteServerStore: ServerStore {
     // MARK: - Push and the operator's changes: load, plan, write in one transaction
 
     public func push(_ commands: [PushCommand], by principal: GatewayPrincipal) async throws -> [CommandResult] {
-        try await pool.write { db in
+        try await write { db in
             var planner = BatchPlanner(state: try Self.load(BatchKeys(commands: commands), tenant: principal.tenant, db))
             let results = commands.map { planner.apply($0, from: principal.gateway) }
             try Self.write(planner.writes, tenant: principal.tenant, db)
@@ -69,7 +78,7 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     private func plan<T: Sendable>(tenant: String, serials: Set<String>, _ body: @Sendable @escaping (inout BatchPlanner) -> T) async throws -> T {
-        try await pool.write { db in
+        try await write { db in
             var keys = BatchKeys()
             keys.serials = serials
             var planner = BatchPlanner(state: try Self.load(keys, tenant: tenant, db))
