@@ -48,9 +48,9 @@ struct ClockAndWaitTests {
         struct NotYet: Error {}
         let error = await #expect(throws: WaitTimeout.self) { try await waitUntil("never", seconds: 0.1) { false } }
         #expect(error?.description == "timed out waiting for never")
-        await #expect(throws: NotYet.self) { try await waitUntil("thrown", seconds: 5) { throw NotYet() } }
+        await #expect(throws: NotYet.self) { try await waitUntil("thrown", seconds: 30) { throw NotYet() } }
         let calls = Mutex(0)
-        try await waitUntil("third time", seconds: 5, retryingErrors: true) {
+        try await waitUntil("third time", seconds: 30, retryingErrors: true) {
             let call = calls.withLock { $0 += 1; return $0 }
             if call < 3 { throw NotYet() }
             return true
