@@ -15,7 +15,7 @@ import Glibc
 @Suite(.serialized) struct SyncIntegrationTests {
     @Test func eventsReachTheBackendAndSyncIsReported() async throws {
         try await DaemonTestBed.with([.justWorks]) { bed in
-            let server = try await TestServer.start(storage: try ServerBackend.sqlite.freshStorage(in: bed.directory.file("server")))
+            let server = try await TestServer.start(storage: try await ServerBackend.sqlite.freshStorage(in: bed.directory.file("server")))
             do {
                 let token = try await server.token(tenant: "home", gateway: "gw-1")
                 let tokenFile = try bed.directory.write("sync.token", token + "\n", mode: 0o600)

@@ -20,8 +20,8 @@ struct FixtureSpecTests {
     }
 
     @Test("the independent Python reading of the spec accepts every transcript, its spec file and its pinned hash")
-    func independentReading() throws {
-        let result = try ChildProcess.runBlocking("/usr/bin/env", ["python3", "\(Self.directory)/tools/linkspec.py", "check", Self.directory])
+    func independentReading() async throws {
+        let result = try await ChildProcess.run("/usr/bin/env", ["python3", "\(Self.directory)/tools/linkspec.py", "check", Self.directory])
         let output = result.standardOutput + result.standardError
         #expect(result.status == 0, "linkspec.py check failed:\n\(output)")
         // It must have read the transcripts, not found an empty directory.

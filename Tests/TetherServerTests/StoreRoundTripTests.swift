@@ -17,7 +17,7 @@ struct StoreRoundTripTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage: ServerStorage
         do {
-            storage = try backend.freshStorage(in: directory)
+            storage = try await backend.freshStorage(in: directory)
         } catch let error as PostgresCluster.Unavailable {
             if ServerBackend.postgresRequired {
                 Issue.record("PostgreSQL is required (TETHER_REQUIRE_POSTGRES=1) but unavailable: \(error)")

@@ -16,7 +16,7 @@ func withServer(
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let storage: ServerStorage
     do {
-        storage = try backend.freshStorage(in: directory)
+        storage = try await backend.freshStorage(in: directory)
     } catch let error as PostgresCluster.Unavailable {
         // Only "not installed" may skip; a PostgreSQL that would not start (PostgresCluster.StartFailed) is thrown
         // on and fails the test.

@@ -9,10 +9,10 @@ import TetherSyncTesting
 import TetherTestSupport
 
 /// A self-signed certificate for 127.0.0.1, made with the openssl command.
-func makeCertificate(in directory: String) throws -> (certificate: String, key: String) {
+func makeCertificate(in directory: String) async throws -> (certificate: String, key: String) {
     let certificate = directory + "/cert.pem"
     let key = directory + "/key.pem"
-    let openssl = try ChildProcess.runBlocking("/usr/bin/openssl", [
+    let openssl = try await ChildProcess.run("/usr/bin/openssl", [
         "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
     ])
@@ -26,7 +26,7 @@ struct TLSAndCommandTests {
     func tls() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (certificate, key) = try makeCertificate(in: directory)
+        let (certificate, key) = try await makeCertificate(in: directory)
         let server = try await TestServer.start(storage: .sqlite(path: directory + "/s.sqlite")) {
             $0.tls = .init(certificatePath: certificate, privateKeyPath: key)
         }

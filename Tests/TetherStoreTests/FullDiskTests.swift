@@ -149,7 +149,7 @@ struct FullDiskTests {
     }
 
     @Test("a device on a gateway whose disk fills: no ACK while full, the device keeps its events, and delivers all of them once there is room")
-    func deviceKeepsItsEvents() throws {
+    func deviceKeepsItsEvents() async throws {
         let disk = try SizeLimitedFilesystem(bytes: Self.diskBytes)
         let service = ConsumptionService(database: try GatewayDatabase(path: disk.file("gateway.sqlite"), configuration: Self.configuration(floor: nil)))
         var pair = try StoreLinkPair(profile: .v1_4(serial: "TT-DISK"), service: service)
@@ -157,21 +157,24 @@ struct FullDiskTests {
         // its start instead of growing by every commit; so does this, every 250 simulated ms. A checkpoint that
         // fails (the database file cannot grow) is retried at the next tick, as the daemon's is. Without it the WAL
         // alone eats the room the filler gives back, and then no checkpoint can run (see docs/design/durability.md).
-        func run(seconds: Int, untilSettled: Bool = false) {
+        // Tens of seconds of synchronous work in all: it yields between steps so that, in the parallel run, it
+        // never holds one of the concurrency pool's two threads for long (see `onOwnThread`).
+        func run(seconds: Int, untilSettled: Bool = false) async {
             for _ in 0..<seconds where !(untilSettled && pair.isSettled) {
                 for _ in 0..<4 {
                     _ = try? service.database.checkpoint()
                     pair.run(for: .milliseconds(250))
+                    await Task.yield()
                 }
             }
         }
         pair.scheduleHits(count: 400, every: .milliseconds(20), from: simulationStart.advanced(by: .seconds(1)))
-        run(seconds: 3)
+        await run(seconds: 3)
         let before = try service.eventCount()
         #expect(before > 0)
 
         try disk.fillCompletely()
-        run(seconds: 20)
+        await run(seconds: 20)
         #expect(pair.failures.contains { $0.code == .diskFull })
         #expect(pair.reports.contains { if case .storageRefused = $0 { true } else { false } })
         #expect(pair.releasedBeforeStored.isEmpty)  // §8.2: nothing ACKed that is not in the database
@@ -183,7 +186,7 @@ struct FullDiskTests {
 
         // Space returns: the device delivers what it kept over the same connection, without a gateway restart.
         disk.release()
-        run(seconds: 300, untilSettled: true)
+        await run(seconds: 300, untilSettled: true)
         #expect(pair.isSettled)
         #expect(pair.releasedBeforeStored.isEmpty)
         #expect(try service.eventCount() == 400)

@@ -15,7 +15,7 @@ struct TLSSyncTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let certificate = directory + "/cert.pem"
         let key = directory + "/key.pem"
-        let openssl = try ChildProcess.runBlocking("/usr/bin/openssl", [
+        let openssl = try await ChildProcess.run("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
         ])

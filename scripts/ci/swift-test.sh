@@ -20,6 +20,10 @@ swift test --event-stream-output-path "$events" --event-stream-version 0 "$@" 2>
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -ne 0 ]; then
+    # CI keeps only the tail of a long log: repeat every failure, with the lines that say why, at the end.
+    echo "== failures (from .build/$name-output.txt)" >&2
+    grep -E -A3 '^✘ (Test|Suite).*(recorded an issue|failed)' ".build/$name-output.txt" \
+        | grep -vE '^(◇|✔|--$)' | cut -c1-600 | head -150 >&2 || true
     echo "swift test $* failed with status $status" >&2
     exit "$status"
 fi

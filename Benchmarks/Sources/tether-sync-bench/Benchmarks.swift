@@ -18,14 +18,14 @@ struct BenchBackend {
     var storage: ServerStorage
     var cluster: PostgresCluster?
 
-    static func make(_ kind: String, directory: String) throws -> BenchBackend {
+    static func make(_ kind: String, directory: String) async throws -> BenchBackend {
         switch kind {
         case "sqlite":
             let path = directory + "/server.sqlite"
             return BenchBackend(name: "sqlite", arguments: ["--db", path], storage: .sqlite(path: path))
         case "postgres":
-            let cluster = try PostgresCluster.start(durable: true)
-            let database = try cluster.createDatabase("tether_bench")
+            let cluster = try await PostgresCluster.start(durable: true)
+            let database = try await cluster.createDatabase("tether_bench")
             return BenchBackend(
                 name: "postgres", arguments: ["--postgres", cluster.url(database: database)], storage: .postgres(cluster.configuration(database: database)),
                 cluster: cluster)
@@ -83,7 +83,7 @@ enum DrainBenchmark {
     static func run(_ backendKind: String, _ options: Options, logger: Logger) async throws -> Double {
         let directory = try makeTemporaryDirectory("tether-bench")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let backend = try BenchBackend.make(backendKind, directory: directory)
+        let backend = try await BenchBackend.make(backendKind, directory: directory)
         defer { backend.destroy() }
         let token = try await StoreAccess.with(backend.storage, logger: logger) { store in
             try await TokenAdministration.issue(store: store, tenant: "bench", gateway: "gw-1").reveal
@@ -152,7 +152,7 @@ enum IngestBenchmark {
     static func run(_ backendKind: String, gateways: Int, batches: Int, batchSize: Int, logger: Logger) async throws {
         let directory = try makeTemporaryDirectory("tether-ingest")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let backend = try BenchBackend.make(backendKind, directory: directory)
+        let backend = try await BenchBackend.make(backendKind, directory: directory)
         defer { backend.destroy() }
         let tokens = try await StoreAccess.with(backend.storage, logger: logger) { store in
             var tokens: [String] = []

@@ -9,6 +9,10 @@ import TetherTestSupport
 ///
 /// One cluster serves the whole test process (`shared()`); suites and benchmarks take a fresh database each.
 ///
+/// Everything that waits for a PostgreSQL program is async and never blocks a thread of Swift's concurrency pool:
+/// that pool has one thread per core (two here), and the parallel test run once froze for 45 s while initdb ran under
+/// a lock that every PostgreSQL test blocked on, starving every other test's timers and waits.
+///
 /// Two ways to have no cluster, kept apart: PostgreSQL is not installed (`Unavailable`: tests skip loudly, or fail
 /// when `TETHER_REQUIRE_POSTGRES=1`), or it is installed and would not start (`StartFailed`: initdb, pg_ctl or psql
 /// ran and failed; always a test failure, never a skip, because that is a broken machine or a broken harness).
@@ -31,7 +35,7 @@ public final class PostgresCluster: Sendable {
 
     /// - Parameter durable: `false` turns off fsync and synchronous commit (tests); the benchmark keeps them on.
     /// Throws `Unavailable` or `StartFailed`.
-    public static func start(durable: Bool = false) throws -> PostgresCluster {
+    public static func start(durable: Bool = false) async throws -> PostgresCluster {
         let bin = try findBinaries()
         let runAs = geteuid() == 0 ? "postgres" : nil
         if let runAs, getpwnam(runAs) == nil {
@@ -47,14 +51,14 @@ public final class PostgresCluster: Sendable {
                     throw StartFailed(description: "cannot hand \(directory) to \(runAs): \(String(cString: strerror(errno)))")
                 }
             }
-            try cluster.run(
+            try await cluster.run(
                 "initdb", ["-D", cluster.dataDirectory, "-U", cluster.user, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
             var options = [
                 "-c listen_addresses=''", "-c unix_socket_directories=\(directory)", "-c max_connections=100", "-c shared_buffers=128MB",
                 "-c max_wal_size=2GB",
             ]
             if !durable { options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"] }
-            try cluster.run("pg_ctl", ["start", "-w", "-t", "60", "-D", cluster.dataDirectory, "-l", "\(directory)/server.log", "-o", options.joined(separator: " ")])
+            try await cluster.run("pg_ctl", ["start", "-w", "-t", "60", "-D", cluster.dataDirectory, "-l", "\(directory)/server.log", "-o", options.joined(separator: " ")])
         } catch let error as StartFailed {
             cluster.destroy()
             throw error
@@ -66,25 +70,21 @@ public final class PostgresCluster: Sendable {
     }
 
     /// The process's cluster, started on first use and stopped at exit. Throws `Unavailable` or `StartFailed`, the
-    /// same error to every caller once the first start failed.
-    public static func shared() throws -> PostgresCluster {
-        try sharedCluster.withLock { state throws -> PostgresCluster in
-            switch state {
-            case .some(.success(let cluster)): return cluster
-            case .some(.failure(let error)): throw error
-            case nil:
-                do {
-                    let cluster = try start()
-                    state = .success(cluster)
-                    clusterToStopAtExit.withLock { $0 = cluster }
-                    atexit { clusterToStopAtExit.withLock { $0?.destroy() } }
-                    return cluster
-                } catch {
-                    state = .failure(error)
-                    throw error
-                }
+    /// same error to every caller once the first start failed. Callers that come while it starts await the same
+    /// start (a task), rather than blocking on a lock.
+    public static func shared() async throws -> PostgresCluster {
+        let starting = sharedCluster.withLock { task in
+            if let task { return task }
+            let started = Task<PostgresCluster, any Error> {
+                let cluster = try await start()
+                clusterToStopAtExit.withLock { $0 = cluster }
+                atexit { clusterToStopAtExit.withLock { $0?.destroy() } }
+                return cluster
             }
+            task = started
+            return started
         }
+        return try await starting.value
     }
 
     private init(directory: String, binDirectory: String, runAs: String?) {
@@ -97,8 +97,8 @@ public final class PostgresCluster: Sendable {
     var dataDirectory: String { directory + "/data" }
 
     /// A new, empty database.
-    public func createDatabase(_ name: String) throws -> String {
-        try run("psql", ["-h", socketDirectory, "-U", user, "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \"\(name)\""])
+    public func createDatabase(_ name: String) async throws -> String {
+        try await run("psql", ["-h", socketDirectory, "-U", user, "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \"\(name)\""])
         return name
     }
 
@@ -114,21 +114,27 @@ public final class PostgresCluster: Sendable {
         return configuration
     }
 
-    /// Stops the server and deletes its files.
+    /// Stops the server and deletes its files (blocking: it runs at process exit, from `atexit`).
     public func destroy() {
-        _ = try? run("pg_ctl", ["stop", "-m", "immediate", "-D", dataDirectory, "-w", "-t", "30"])
+        let stop = [binDirectory + "/pg_ctl", "stop", "-m", "immediate", "-D", dataDirectory, "-w", "-t", "30"]
+        if let runAs {
+            _ = try? ChildProcess.runBlocking("/usr/sbin/runuser", ["-u", runAs, "--"] + stop, directory: directory)
+        } else {
+            _ = try? ChildProcess.runBlocking(stop[0], Array(stop.dropFirst()), directory: directory)
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     @discardableResult
-    func run(_ tool: String, _ arguments: [String]) throws -> String {
+    func run(_ tool: String, _ arguments: [String]) async throws -> String {
         let path = "\(binDirectory)/\(tool)"
         let result: ChildProcess.Result
         do {
             if let runAs {
-                result = try ChildProcess.runBlocking("/usr/sbin/runuser", ["-u", runAs, "--", path] + arguments, directory: directory)
+                result = try await ChildProcess.run(
+                    "/usr/sbin/runuser", ["-u", runAs, "--", path] + arguments, directory: directory, timeout: .seconds(300))
             } else {
-                result = try ChildProcess.runBlocking(path, arguments, directory: directory)
+                result = try await ChildProcess.run(path, arguments, directory: directory, timeout: .seconds(300))
             }
         } catch {
             throw StartFailed(description: "\(tool) could not be run: \(error)")
@@ -158,5 +164,5 @@ public final class PostgresCluster: Sendable {
     }
 }
 
-private let sharedCluster = Mutex<Result<PostgresCluster, any Error>?>(nil)
+private let sharedCluster = Mutex<Task<PostgresCluster, any Error>?>(nil)
 private let clusterToStopAtExit = Mutex<PostgresCluster?>(nil)

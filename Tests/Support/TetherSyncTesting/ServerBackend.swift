@@ -11,15 +11,15 @@ public enum ServerBackend: String, CaseIterable, Sendable, CustomStringConvertib
     /// Fresh, empty storage of this kind: a new SQLite file, or a new database in the process's PostgreSQL
     /// cluster. Throws `PostgresCluster.Unavailable` when PostgreSQL is not installed, `PostgresCluster.StartFailed`
     /// when it is but would not start (a failure, never a skip).
-    public func freshStorage(in directory: String) throws -> ServerStorage {
+    public func freshStorage(in directory: String) async throws -> ServerStorage {
         switch self {
         case .sqlite:
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             return .sqlite(path: directory + "/server-\(UUID().uuidString.prefix(8)).sqlite")
         case .postgres:
-            let cluster = try PostgresCluster.shared()
+            let cluster = try await PostgresCluster.shared()
             let name = "tether_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-            return .postgres(cluster.configuration(database: try cluster.createDatabase(name)))
+            return .postgres(cluster.configuration(database: try await cluster.createDatabase(name)))
         }
     }
 
