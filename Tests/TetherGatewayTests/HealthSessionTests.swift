@@ -95,4 +95,57 @@ struct HealthSessionTests {
             #expect(peripheral.unsupportedServices?.contains("00001810-0000-1000-8000-00805f9b34fb") == true)
         }
     }
+
+    /// A health device has no Tether device record, so its pairing lives only in the peripheral registry
+    /// (`adoptedAt`, migration v7): a gateway started again on the same database wants it and links it without
+    /// being told, and once forgotten, a gateway started after that leaves it alone. (A 500-kill run once found a
+    /// device paired but never served: the pairing had not outlived the daemon.)
+    @Test(.timeLimit(.minutes(2)))
+    func anAdoptedHealthDeviceOutlivesARestartAndAForgottenOneDoesNot() async throws {
+        var simulator = GatewayHarness.configuration(devices: 1)
+        simulator.devices[0].health = HealthDeviceSettings(kind: .thermometer)
+        let address = GatewayHarness.address(1)
+        try await SimulatedBlueZ.with(simulator) { simulated in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-adopted-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            func gateway() async throws -> (GatewayHarness, RecordingHealthSink) {
+                let sink = RecordingHealthSink()
+                var configuration = GatewayHarness.gatewayConfiguration()
+                configuration.health = sink
+                return (try await GatewayHarness.start(simulated: simulated, directory: directory, configuration: configuration), sink)
+            }
+            func linked(_ harness: GatewayHarness, _ sink: RecordingHealthSink, _ which: String) async throws {
+                do {
+                    // Connected, as `tether devices` shows it: a device without a Tether link is connected once its
+                    // sessions are set up (it has no handshake to wait for).
+                    try await waitUntil("the thermometer linked to the \(which) gateway", seconds: 30) {
+                        await harness.gateway.device(address)?.state == .connected && !sink.clocks.withLock(\.isEmpty)
+                    }
+                } catch {
+                    let device = await harness.gateway.device(address)
+                    Issue.record("\(which) gateway: \(String(describing: device))")
+                    throw error
+                }
+            }
+
+            let (first, firstSink) = try await gateway()
+            _ = try await first.gateway.pair(address: address, delegate: RejectingDelegate())
+            try await linked(first, firstSink, "first")
+            await first.stop()
+
+            let (second, secondSink) = try await gateway()
+            try await linked(second, secondSink, "second")
+            #expect(await second.gateway.device(address)?.paired == true)
+            try await second.gateway.forget(address)
+            await second.stop()
+
+            let (third, _) = try await gateway()
+            try await Task.sleep(for: .seconds(2))  // what a wrongly wanted device would need to be connected
+            #expect(await third.gateway.device(address)?.state != .connected)
+            #expect(try await third.simulated.statistics(address)["connected"] == .bool(false))
+            #expect(try third.storage.peripherals.adoptedAddresses().isEmpty)
+            await third.stop()
+        }
+    }
 }

@@ -35,7 +35,7 @@ struct MigrationTests {
     }
 
     /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables"]
+    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -197,6 +197,41 @@ struct MigrationTests {
             return db.lastInsertedRowID
         }
         #expect(next == 8)
+    }
+
+    /// A gateway upgraded to v7 keeps wanting the Tether devices it had paired: their peripherals are adopted by
+    /// the migration; an unpaired device's is not, nor a peripheral without a device (v6 recorded no pairing for it).
+    @Test("v7 adopts the peripherals of paired devices, and only those")
+    func adoptionIsCarriedOver() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v6.sqlite")
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Migrations.migrator.migrate(queue, upTo: "v6-health-tables")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO device (id, serial, address, pairingState, firstSeenAt, lastSeenAt)
+                    VALUES (1, 'PAIRED', 'AA:00:00:00:00:01', 'paired', 100, 200),
+                           (2, 'GONE', 'AA:00:00:00:00:02', 'unpaired', 300, 400);
+                    INSERT INTO peripheral (uid, identityAddress, kinds, linkDeviceId, firstSeenAt, lastSeenAt)
+                    VALUES ('0190a000-0000-7000-8000-000000000001', 'AA:00:00:00:00:01', '["tether-link"]', 1, 100, 200),
+                           ('0190a000-0000-7000-8000-000000000002', 'AA:00:00:00:00:02', '["tether-link"]', 2, 300, 400),
+                           ('0190a000-0000-7000-8000-000000000003', 'AA:00:00:00:00:03', '["health"]', NULL, 500, 600);
+                    """)
+            }
+        }
+        let registry = PeripheralRegistry(database: try GatewayDatabase(path: path))
+        #expect(try registry.adoptedAddresses() == ["AA:00:00:00:00:01"])
+        #expect(try registry.peripheral(identityAddress: "AA:00:00:00:00:01")?.adoptedAt == 100)
+        // Adopting again keeps the first instant; forgetting clears it; forgetting an unknown address adds no row.
+        var random = SystemRandomNumberGenerator()
+        try registry.setAdopted(true, identityAddress: "AA:00:00:00:00:03", at: Timestamp(nanoseconds: 700), using: &random)
+        try registry.setAdopted(true, identityAddress: "AA:00:00:00:00:03", at: Timestamp(nanoseconds: 900), using: &random)
+        #expect(try registry.peripheral(identityAddress: "AA:00:00:00:00:03")?.adoptedAt == 700)
+        try registry.setAdopted(false, identityAddress: "AA:00:00:00:00:01", at: Timestamp(nanoseconds: 800), using: &random)
+        try registry.setAdopted(false, identityAddress: "AA:00:00:00:00:09", at: Timestamp(nanoseconds: 800), using: &random)
+        #expect(try registry.adoptedAddresses() == ["AA:00:00:00:00:03"])
+        #expect(try registry.peripherals().count == 3)
     }
 
     /// A kind of outbox entity is a case of `OutboxEntity.Kind` and a row of `outboxEntityType`: a case without its

@@ -24,6 +24,7 @@ extension Gateway {
             markDirty(address)
         case .linkDown(let address, let reason):
             linkSetups.removeValue(forKey: address)?.cancel()
+            standardLinksUp.remove(address)
             sessions[address]?.linkDown()
             for session in otherSessions[address, default: [:]].values { session.linkDown() }
             if let reason { lastErrors[address] = "disconnected: \(reason)" }
@@ -98,7 +99,11 @@ extension Gateway {
                     try await group.waitForAll()
                 }
                 // Identified (its Device Information read, when it has one), and let go.
-                if !classification.isSupported { await self.letGo(address) }
+                if !classification.isSupported {
+                    await self.letGo(address)
+                } else if !classification.kinds.contains(.tetherLink) {
+                    await self.standardLinkUp(address, number: number)
+                }
             } catch is CancellationError {
             } catch {
                 await driver.abandonLink(address, reason: "link set-up failed: \(error)")
@@ -194,6 +199,14 @@ extension Gateway {
         // The link may have dropped meanwhile: the next linkUp sets it up.
         guard await driver.connectedAddresses.contains(address), wanted.contains(address) else { return }
         startLink(address)
+    }
+
+    /// A device without a Tether link (a health device) finished setting its link up, every session subscribed:
+    /// the link is up and healthy, as a Tether device's is after its handshake. Ignored if that link is gone.
+    func standardLinkUp(_ address: String, number: UInt64) async {
+        guard linkSetupNumbers[address] == number else { return }
+        standardLinksUp.insert(address)
+        await linkHealthy(address)
     }
 
     func linkSetupFinished(_ address: String, number: UInt64) {

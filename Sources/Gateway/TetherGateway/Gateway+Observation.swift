@@ -72,7 +72,7 @@ extension Gateway {
         var device = GatewayDevice(address: address)
         device.paired = wanted.contains(address)
         device.serial = serials[address]
-        let linkIsUp = sessions[address]?.counters.withLock { $0.linkIsUp } ?? false
+        let linkIsUp = sessions[address]?.counters.withLock { $0.linkIsUp } ?? standardLinksUp.contains(address)
         device.state = GatewayDevice.State(statuses[address]?.phase, linkIsUp: linkIsUp)
         if let status = statuses[address] { device.attempts = status.attempts }
         device.lastError = unsupported[address] ?? lastErrors[address] ?? bondsLost[address]

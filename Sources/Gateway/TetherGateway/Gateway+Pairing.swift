@@ -36,6 +36,7 @@ extension Gateway {
         }
         try? await device.setTrusted(true)
         bondsLost[address] = nil
+        try recordAdopted(address)
         adopt(address)
         return snapshot(address)
     }
@@ -44,7 +45,19 @@ extension Gateway {
     public func adopt(address: String) throws(GatewayError) {
         let address = address.uppercased()
         guard Self.isAddress(address) else { throw .invalidArgument("'\(address)' is not a Bluetooth address") }
+        try recordAdopted(address)
         adopt(address)
+    }
+
+    /// The adoption is durable before anyone hears it succeeded: a gateway killed at any moment after still wants
+    /// the device when it starts again, whether or not the device ever named itself.
+    private func recordAdopted(_ address: String) throws(GatewayError) {
+        var random = SystemRandomNumberGenerator()
+        do {
+            try storage.peripherals.setAdopted(true, identityAddress: address, at: clock.linkNow(), using: &random)
+        } catch {
+            throw .storageFailed("\(error)")
+        }
     }
 
     /// Forgets a device: disconnects it, removes it from BlueZ (bond and cached GATT) and marks it unpaired in the
@@ -64,13 +77,14 @@ extension Gateway {
             throw .unavailable("RemoveDevice failed: \(error)")
         }
         let serial = serials[address] ?? sessions[address]?.counters.withLock { $0.serial }
-        if let serial {
-            var random = SystemRandomNumberGenerator()
-            do {
+        var random = SystemRandomNumberGenerator()
+        do {
+            try storage.peripherals.setAdopted(false, identityAddress: address, at: clock.linkNow(), using: &random)
+            if let serial {
                 try storage.registry.setPairingState(.unpaired, serial: serial, at: clock.linkNow(), using: &random)
-            } catch {
-                throw .storageFailed("\(error)")
             }
+        } catch {
+            throw .storageFailed("\(error)")
         }
         markDirty(address)
     }

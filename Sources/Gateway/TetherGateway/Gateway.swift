@@ -39,6 +39,9 @@ public actor Gateway {
     var sessions: [String: DeviceSession] = [:]
     /// The other sessions of each device (Device Information today; health profiles and SMP next), by kind.
     var otherSessions: [String: [PeripheralKind: any PeripheralSession]] = [:]
+    /// Devices without a Tether link (health devices) whose current link finished its set-up: their link is up
+    /// until the link drops. A Tether device's link is up once its session's handshake is done (its counters).
+    var standardLinksUp: Set<String> = []
     /// Devices whose services matched no primary kind, with the verdict naming what they offered. They are let go,
     /// not reconnected.
     var unsupported: [String: String] = [:]
@@ -58,6 +61,8 @@ public actor Gateway {
     var scanning = false
     /// Whether this connection holds a discovery session in BlueZ (for a scan, or to find wanted devices).
     var discovering = false
+    /// Counts bluetoothd restarts: a discovery call that was in flight across one says nothing of the new daemon.
+    var bluezLife: UInt64 = 0
     var shuttingDown = false
     var pairingDiscovery = false
     var scanResultsByAddress: [String: ScanResult] = [:]
@@ -160,10 +165,18 @@ public actor Gateway {
     }
 
     func loadAdoptedDevices() {
-        for record in (try? storage.registry.devices()) ?? [] {
+        let devices = (try? storage.registry.devices()) ?? []
+        for record in devices {
             guard let address = record.address else { continue }
             serials[address] = record.serial
             if record.pairingState == .paired { adopt(address) }
+        }
+        // An adopted peripheral without a Tether device record: a device paired and killed before it named itself
+        // (DEVICE_INFO), or a standard device (health) that never will. A Tether device's record decides for it,
+        // since the backend may have unpaired it since.
+        let recorded = Set(devices.compactMap(\.address))
+        for address in (try? storage.peripherals.adoptedAddresses()) ?? [] where !recorded.contains(address) {
+            adopt(address)
         }
     }
 
@@ -197,6 +210,7 @@ public actor Gateway {
         for task in sessionTasks.values { await task.value }
         sessions.removeAll()
         otherSessions.removeAll()
+        standardLinksUp.removeAll()
         sessionTasks.removeAll()
         linkSetups.removeAll()
         shuttingDown = true

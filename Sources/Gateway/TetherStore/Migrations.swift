@@ -15,6 +15,7 @@ enum Migrations {
         migrator.registerMigration("v4-peripheral-registry", migrate: v4PeripheralRegistry)
         migrator.registerMigration("v5-outbox-entity-types", migrate: v5OutboxEntityTypes)
         migrator.registerMigration("v6-health-tables", migrate: v6HealthTables)
+        migrator.registerMigration("v7-peripheral-adopted", migrate: v7PeripheralAdopted)
         return migrator
     }
 
@@ -409,6 +410,19 @@ enum Migrations {
             WHEN OLD.deletedAt IS NOT NULL
                 OR (NEW.deletedAt IS NOT NULL AND NOT EXISTS (SELECT 1 FROM healthDeletion WHERE sampleId = NEW.id))
             BEGIN SELECT RAISE(ABORT, 'healthSample: deletedAt is set by its healthDeletion row, once'); END;
+            """)
+    }
+
+    /// Issue 17 (a 500-kill run): a pairing was durable only once a Tether device named itself (its `device` row),
+    /// so a gateway killed between `Pair` and the first DEVICE_INFO forgot the device for good, and a health device
+    /// (no `device` row at all) was forgotten at every restart. `adoptedAt` is when the gateway adopted the bonded
+    /// peripheral (pair or adopt; NULL once forgotten): at start it wants every adopted peripheral. Peripherals of
+    /// Tether devices the registry has as paired are adopted here.
+    private static func v7PeripheralAdopted(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE peripheral ADD COLUMN adoptedAt INTEGER;
+            UPDATE peripheral SET adoptedAt = firstSeenAt
+            WHERE linkDeviceId IN (SELECT id FROM device WHERE pairingState = 'paired');
             """)
     }
 }

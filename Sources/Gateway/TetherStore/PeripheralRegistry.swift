@@ -34,6 +34,37 @@ public struct PeripheralRegistry: Sendable {
         }
     }
 
+    /// The identity addresses of the peripherals the gateway has adopted and not forgotten, oldest first.
+    public func adoptedAddresses() throws(StoreError) -> [String] {
+        try database.read { db in
+            try String.fetchAll(
+                db,
+                PeripheralRecord.select(PeripheralRecord.Columns.identityAddress)
+                    .filter(PeripheralRecord.Columns.adoptedAt != nil && PeripheralRecord.Columns.identityAddress != nil)
+                    .order(PeripheralRecord.Columns.adoptedAt, PeripheralRecord.Columns.id))
+        }
+    }
+
+    /// Records that the gateway adopted the bonded peripheral at `identityAddress` (`adopted`), or forgot it: a
+    /// durable write, made before the pairing is reported done, so a gateway that restarts at any moment after
+    /// still wants the device. Adopting again keeps the first instant.
+    public func setAdopted(
+        _ adopted: Bool, identityAddress: String, at now: Timestamp, using random: inout some RandomNumberGenerator
+    ) throws(StoreError) {
+        let seed = random.next()
+        try database.write { db in
+            if !adopted, try Self.fetch(db, identityAddress: identityAddress) == nil { return }
+            var random = SplitMix64(seed: seed)
+            var peripheral = try Self.registered(db, identityAddress: identityAddress, at: now, using: &random)
+            if adopted {
+                peripheral.adoptedAt = peripheral.adoptedAt ?? now.nanoseconds
+            } else {
+                peripheral.adoptedAt = nil
+            }
+            try peripheral.update(db)
+        }
+    }
+
     /// The kinds decided from the device's services. Without a primary kind the device is unsupported, and the
     /// services it offered are recorded so a technician can see why; with one, an earlier such verdict is cleared.
     public func recordClassification(

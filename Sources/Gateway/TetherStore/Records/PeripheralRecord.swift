@@ -20,6 +20,9 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
     public var deviceInformation: DeviceInformation
     public var firstSeenAt: Int64
     public var lastSeenAt: Int64
+    /// When the gateway adopted the bonded peripheral (paired it, or adopted a bond made elsewhere); nil if it never
+    /// did or has forgotten it since (migration v7). The gateway keeps every adopted peripheral connected.
+    public var adoptedAt: Int64?
 
     public init(uid: String, identityAddress: String?, at nanoseconds: Int64) {
         self.uid = uid
@@ -38,6 +41,7 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
         public static let unsupportedServices = Column("unsupportedServices")
         public static let linkDeviceId = Column("linkDeviceId")
         public static let lastSeenAt = Column("lastSeenAt")
+        public static let adoptedAt = Column("adoptedAt")
     }
 
     public init(row: Row) throws {
@@ -53,6 +57,7 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
             softwareRevision: row["softwareRevision"], systemId: row["systemId"])
         firstSeenAt = row["firstSeenAt"]
         lastSeenAt = row["lastSeenAt"]
+        adoptedAt = row["adoptedAt"]
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -71,6 +76,7 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
         container["systemId"] = deviceInformation.systemId
         container["firstSeenAt"] = firstSeenAt
         container["lastSeenAt"] = lastSeenAt
+        container["adoptedAt"] = adoptedAt
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
