@@ -23,6 +23,7 @@ extension Gateway {
             // The old bluetoothd's discovery session died with it.
             scanning = false
             discovering = false
+            bluezLife += 1
         case .deviceAdded(let path, let properties):
             noteSeen(path, properties, adding: true)
         case .deviceChanged(let path, let changed, _):

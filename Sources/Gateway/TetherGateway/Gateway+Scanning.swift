@@ -40,6 +40,10 @@ extension Gateway {
             needed = wanted.contains { exported[adapter.devicePath(address: $0)] == nil }
         }
         guard needed != discovering else { return }
+        // The calls below suspend: if bluetoothd restarts meanwhile, their outcome was the old daemon's, and the new
+        // one has no discovery session whatever they answered. `discovering` stays false then (set by the restart),
+        // so the next call starts discovery on the new daemon; a stale `true` would leave a missing device unfound for good.
+        let life = bluezLife
         do {
             if needed {
                 try await adapter.setDiscoveryFilter(DiscoveryFilter(transport: .le))
@@ -47,11 +51,11 @@ extension Gateway {
             } else {
                 try await adapter.stopDiscovery()
             }
-            discovering = needed
+            if life == bluezLife { discovering = needed }
         } catch BlueZError.inProgress where needed {
-            discovering = true
+            if life == bluezLife { discovering = true }
         } catch BlueZError.failed where !needed {
-            discovering = false  // "No discovery started": already stopped
+            if life == bluezLife { discovering = false }  // "No discovery started": already stopped
         } catch {
             throw .unavailable("\(needed ? "StartDiscovery" : "StopDiscovery") failed: \(error)")
         }

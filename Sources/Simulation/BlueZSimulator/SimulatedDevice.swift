@@ -202,6 +202,9 @@ public actor SimulatedDevice {
 
     /// The new bluetoothd loads bonded devices from storage.
     func reloadIfBonded() async {
+        // What the bus has, not what the flag says: the restart unexported every path, and work of the old daemon
+        // that was under way when it died (an advertisement) may have set the flag after `forgetForRestart`.
+        isExported = connection.objectServer.exportedPaths.contains(path)
         guard isPaired, !isExported else { return }
         isExported = true
         try? await connection.objectServer.export([device1Interface()], at: path)
