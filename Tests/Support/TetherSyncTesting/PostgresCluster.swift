@@ -32,19 +32,33 @@ public final class PostgresCluster: Sendable {
     public let binDirectory: String
     public let user = "tether"
     private let runAs: String?
+    /// The `-o` of `pg_ctl start`.
+    private let serverOptions: String
 
-    /// - Parameter durable: `false` turns off fsync and synchronous commit (tests); the benchmark keeps them on.
+    /// - Parameters:
+    ///   - durable: `false` turns off fsync and synchronous commit (tests); the benchmark keeps them on.
+    ///   - parent: where the cluster's directory is made (a `SizeLimitedFilesystem`, say); the system's temporary
+    ///     directory by default. Under root the `postgres` user must be able to enter it.
+    ///   - initdbOptions, serverOptions: more `initdb` arguments and `-c name=value` server settings.
     /// Throws `Unavailable` or `StartFailed`.
-    public static func start(durable: Bool = false) async throws -> PostgresCluster {
+    public static func start(
+        durable: Bool = false, parent: String = "/tmp", initdbOptions: [String] = [], serverOptions: [String] = []
+    ) async throws -> PostgresCluster {
         let bin = try findBinaries()
         let runAs = geteuid() == 0 ? "postgres" : nil
         if let runAs, getpwnam(runAs) == nil {
             throw Unavailable(description: "running as root and there is no \(runAs) user to run PostgreSQL")
         }
-        var template = Array("/tmp/tether-pg-XXXXXX".utf8CString)
+        var template = Array("\(parent)/tether-pg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw StartFailed(description: "mkdtemp failed: \(String(cString: strerror(errno)))") }
         let directory = String(cString: made)
-        let cluster = PostgresCluster(directory: directory, binDirectory: bin, runAs: runAs)
+        var options = [
+            "-c listen_addresses=''", "-c unix_socket_directories=\(directory)", "-c max_connections=100", "-c shared_buffers=128MB",
+            "-c max_wal_size=2GB",
+        ]
+        if !durable { options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"] }
+        options += serverOptions.map { "-c \($0)" }
+        let cluster = PostgresCluster(directory: directory, binDirectory: bin, runAs: runAs, serverOptions: options.joined(separator: " "))
         do {
             if let runAs, let account = getpwnam(runAs) {
                 guard chown(directory, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
@@ -52,13 +66,9 @@ public final class PostgresCluster: Sendable {
                 }
             }
             try await cluster.run(
-                "initdb", ["-D", cluster.dataDirectory, "-U", cluster.user, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
-            var options = [
-                "-c listen_addresses=''", "-c unix_socket_directories=\(directory)", "-c max_connections=100", "-c shared_buffers=128MB",
-                "-c max_wal_size=2GB",
-            ]
-            if !durable { options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"] }
-            try await cluster.run("pg_ctl", ["start", "-w", "-t", "60", "-D", cluster.dataDirectory, "-l", "\(directory)/server.log", "-o", options.joined(separator: " ")])
+                "initdb", ["-D", cluster.dataDirectory, "-U", cluster.user, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"]
+                    + initdbOptions)
+            try await cluster.startServer()
         } catch let error as StartFailed {
             cluster.destroy()
             throw error
@@ -87,11 +97,22 @@ public final class PostgresCluster: Sendable {
         return try await starting.value
     }
 
-    private init(directory: String, binDirectory: String, runAs: String?) {
+    private init(directory: String, binDirectory: String, runAs: String?, serverOptions: String) {
         self.directory = directory
         self.socketDirectory = directory
         self.binDirectory = binDirectory
         self.runAs = runAs
+        self.serverOptions = serverOptions
+    }
+
+    /// Starts the server (again, after `stopServer`) and returns once it accepts connections.
+    public func startServer() async throws {
+        try await run("pg_ctl", ["start", "-w", "-t", "60", "-D", dataDirectory, "-l", "\(directory)/server.log", "-o", serverOptions])
+    }
+
+    /// Stops the server at once, as a crash would (`-m immediate`: no shutdown checkpoint; the next start recovers).
+    public func stopServer() async throws {
+        try await run("pg_ctl", ["stop", "-m", "immediate", "-w", "-t", "60", "-D", dataDirectory])
     }
 
     var dataDirectory: String { directory + "/data" }
@@ -100,6 +121,12 @@ public final class PostgresCluster: Sendable {
     public func createDatabase(_ name: String) async throws -> String {
         try await run("psql", ["-h", socketDirectory, "-U", user, "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \"\(name)\""])
         return name
+    }
+
+    /// Runs `sql` in `database` with psql (stops at the first error) and returns what it printed.
+    @discardableResult
+    public func psql(database: String, _ sql: String) async throws -> String {
+        try await run("psql", ["-h", socketDirectory, "-U", user, "-d", database, "-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-c", sql])
     }
 
     /// The URL `tether-server --postgres` takes for `database`.

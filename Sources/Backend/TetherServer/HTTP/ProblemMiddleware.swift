@@ -22,12 +22,11 @@ struct ProblemMiddleware: RouterMiddleware {
         } catch let error as StorageFull {
             // 503, not 500: the request may be retried as it is once the operator has made room (StorageFull).
             context.logger.error("storage full: request refused", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
-            var headers = HTTPFields()
-            headers[.retryAfter] = String(Self.storageFullRetryAfterSeconds)
-            let problem = Problem(
-                .unavailable, detail: "the server's storage is full; nothing of this request was applied",
-                retryAfterSeconds: Self.storageFullRetryAfterSeconds)
-            return HTTPProblem(problem, headers: headers).response()
+            return Self.unavailable("the server's storage is full; nothing of this request was applied")
+        } catch let error as StorageUnavailable {
+            // 503 for the same reason: the database is the server's condition, not the request's fault.
+            context.logger.error("storage unavailable: request refused", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            return Self.unavailable("the server's database is not serving; retry later")
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -46,6 +45,15 @@ struct ProblemMiddleware: RouterMiddleware {
     /// How long a gateway should wait before pushing to a server whose disk is full: room is made by an operator,
     /// not in milliseconds.
     static let storageFullRetryAfterSeconds = 30
+
+    /// 503 `unavailable` with Retry-After (docs/specs/sync-api.yaml, "Unavailable"): the gateway sends the request
+    /// again, unchanged and not counted against its commands.
+    static func unavailable(_ detail: String) -> Response {
+        var headers = HTTPFields()
+        headers[.retryAfter] = String(storageFullRetryAfterSeconds)
+        let problem = Problem(.unavailable, detail: detail, retryAfterSeconds: storageFullRetryAfterSeconds)
+        return HTTPProblem(problem, headers: headers).response()
+    }
 
     /// Hummingbird's own errors: an unmatched route is a 404, or a 405 with Allow when the path exists.
     static func problem(for error: HTTPError, request: Request) -> HTTPProblem {

@@ -62,6 +62,12 @@ public struct StorageFull: Error, CustomStringConvertible {
     public var description: String
 }
 
+/// The store's database is not serving (PostgreSQL shut down, restarting after a crash, the connection lost): answered
+/// as 503 `unavailable` with Retry-After, like `StorageFull` and for the same reason (PostgresFailure).
+public struct StorageUnavailable: Error, CustomStringConvertible {
+    public var description: String
+}
+
 /// A stored row the server cannot read back: a bug or a hand-edited database, reported as a 500.
 public struct StorageCorruption: Error, CustomStringConvertible {
     public var description: String

@@ -56,11 +56,14 @@ extension PostgresServerStore {
         return rows
     }
 
+    /// Every request's first read (authentication): a PostgreSQL that is not serving is a 503 from here on.
     public func token(id: String) async throws -> TokenRecord? {
         let table = ServerTables.token
-        let rows = try await client.query("SELECT \(unescaped: table.postgresSelectList()) FROM gateway_token WHERE id = \(id)", logger: logger)
-        for try await row in rows { return try table.read(PostgresRowReader(row: row.makeRandomAccess())) }
-        return nil
+        let logger = logger
+        return try await connection { connection in
+            let query: PostgresQuery = "SELECT \(unescaped: table.postgresSelectList()) FROM gateway_token WHERE id = \(id)"
+            return try await Self.fetch(table, query, connection, logger).first
+        }
     }
 
     public func tokens() async throws -> [TokenRecord] {
@@ -73,7 +76,8 @@ extension PostgresServerStore {
     }
 
     public func feed(tenant: String, after: Int64, limit: Int) async throws -> FeedSlice {
-        try await client.withConnection { connection in
+        let logger = logger
+        return try await connection { connection in
             var head: Int64 = 0
             for try await value in try await connection.query("SELECT COALESCE(MAX(seq), 0) FROM change_feed WHERE tenant = \(tenant)", logger: logger)
                 .decode(Int64.self)
@@ -97,7 +101,7 @@ extension PostgresServerStore {
 
     public func settings(tenant: String, serial: String) async throws -> DeviceSettingsResource? {
         let logger = logger
-        return try await client.withConnection { connection in
+        return try await connection { connection in
             let devices: PostgresQuery =
                 "SELECT \(unescaped: ServerTables.device.postgresSelectList()) FROM device WHERE tenant = \(tenant) AND serial = \(serial)"
             guard let device = try await Self.fetch(ServerTables.device, devices, connection, logger).first, !device.deleted else { return nil }

@@ -31,7 +31,7 @@ public final class PostgresServerStore: ServerStore {
 
     public func push(_ commands: [PushCommand], by principal: GatewayPrincipal) async throws -> [CommandResult] {
         let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await transaction { connection in
             try await Self.lock(tenant: principal.tenant, connection, logger)
             var planner = BatchPlanner(state: try await Self.load(BatchKeys(commands: commands), tenant: principal.tenant, connection, logger))
             let results = commands.map { planner.apply($0, from: principal.gateway) }
@@ -60,9 +60,11 @@ public final class PostgresServerStore: ServerStore {
         try await plan(tenant: tenant, serials: [serial]) { planner in planner.deleteDevice(serial: serial, origin: nil) }
     }
 
-    private func plan<T: Sendable>(tenant: String, serials: Set<String>, _ body: (inout BatchPlanner) -> T) async throws -> T {
+    private func plan<T: Sendable>(
+        tenant: String, serials: Set<String>, _ body: @escaping @Sendable (inout BatchPlanner) -> T
+    ) async throws -> T {
         let logger = logger
-        return try await client.withTransaction(logger: logger) { connection in
+        return try await transaction { connection in
             try await Self.lock(tenant: tenant, connection, logger)
             var keys = BatchKeys()
             keys.serials = serials
