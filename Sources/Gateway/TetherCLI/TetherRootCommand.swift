@@ -7,8 +7,9 @@ public struct TetherRootCommand: AsyncParsableCommand {
         commandName: "tether",
         abstract: "Tether gateway command-line tool.",
         discussion: """
-            Talks to tetherd over D-Bus (--bus, default $TETHER_BUS_ADDRESS, else the system bus). Read commands \
-            take --json. Commands that change the gateway need root or the 'tether' group.
+            Most commands talk to tetherd over D-Bus (--bus, default $TETHER_BUS_ADDRESS, else the system bus); \
+            'replay', 'health decode' and 'firmware inspect' work on their input alone, without tetherd. Read \
+            commands take --json. Commands that change the gateway need root or the 'tether' group.
 
             Exit status:
               0  success
