@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""The soak's measurements (scripts/durability/soak.sh): samples of tetherd's resources, the faults it injects into
+tether-sim, and the verdict on the samples.
+
+  soak.py header                                 the samples file's CSV header
+  soak.py sample PID START GATEWAY_DB            one CSV line: seconds since START (a Unix time), tetherd's RSS
+                                                 (KiB), threads, open descriptors, database and WAL bytes, pending
+                                                 outbox commands and the age (s) of the oldest
+  soak.py inject BUS FAULT                       FAULT: bluetoothd-restart | disconnect-all (every link drops)
+  soak.py analyze SAMPLES WARMUP_SECONDS         slopes after the warm-up (least squares), the ranges, and the
+                                                 verdict; prints `key value` lines and exits 1 when it fails
+
+Pass (after the warm-up): resident memory grows less than 2 MiB per hour (projected from the slope), descriptors
+and threads less than 4 per hour, and the WAL stays below 64 MiB (the daemon checkpoints every 250 ms, so it never
+grows with the run). A slope is a trend over the whole window, so a leak of one descriptor per device cycle shows
+and the sockets that come and go with each link do not. Those bounds hold for a window of 30 minutes or more; a
+shorter window (the five-minute run in CI) is judged against loose ones (240 descriptors and 120 threads per hour),
+which say only that nothing grows fast, and its memory slope is reported but not judged: a debug build's heap was
+still growing by megabytes a minute two minutes after start, which a window of minutes cannot tell from a leak. The
+outbox's oldest command is reported, not judged here: after the run, sync must drain (soak.sh's verification).
+
+Only the standard library and python3-dbus (Debian) are used. The database is opened read-only.
+"""
+import os
+import sqlite3
+import sys
+import time
+
+SIMULATOR = ("org.bluez", "/io/tether/simulator", "io.tether.Simulator1")
+COLUMNS = ["seconds", "rss_kib", "threads", "descriptors", "database_bytes", "wal_bytes", "outbox_pending", "outbox_oldest_seconds"]
+# Per hour, projected from the slope after the warm-up: for a window of LONG_WINDOW_HOURS or more, and loose ones
+# for a shorter window.
+LONG_WINDOW_HOURS = 0.5
+BOUNDS_PER_HOUR = {"rss_kib": 2048, "descriptors": 4, "threads": 4}
+SHORT_BOUNDS_PER_HOUR = {"rss_kib": None, "descriptors": 240, "threads": 120}
+WAL_BYTES = 64 << 20
+
+
+def status(pid):
+    fields = {}
+    with open("/proc/%d/status" % pid) as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return int(fields["VmRSS"].split()[0]), int(fields["Threads"])
+
+
+def outbox(database, now):
+    try:
+        connection = sqlite3.connect("file:%s?mode=ro" % database, uri=True, timeout=10)
+        connection.execute("PRAGMA busy_timeout = 10000")
+        count, oldest = connection.execute(
+            "SELECT count(*), min(createdAt) FROM outboxCommand WHERE status = 'pending'").fetchone()
+        connection.close()
+    except sqlite3.Error:
+        return 0, 0
+    return count, (max(0, now - oldest / 1e9) if oldest is not None else 0)
+
+
+def size(path):
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def sample(pid, start, database):
+    now = time.time()
+    rss, threads = status(pid)
+    descriptors = len(os.listdir("/proc/%d/fd" % pid))
+    pending, oldest = outbox(database, now)
+    values = [round(now - start, 1), rss, threads, descriptors, size(database), size(database + "-wal"), pending, round(oldest, 1)]
+    print(",".join(str(v) for v in values))
+
+
+def inject(bus_address, fault):
+    import dbus
+
+    bus = dbus.bus.BusConnection(bus_address)
+    control = dbus.Interface(bus.get_object(SIMULATOR[0], SIMULATOR[1]), SIMULATOR[2])
+    if fault == "bluetoothd-restart":
+        control.InjectFault("bluetoothd-restart", {"downtime_ms": dbus.UInt32(1000)})
+    elif fault == "disconnect-all":
+        control.InjectFault("disconnect", dbus.Dictionary({}, signature="sv"))
+    else:
+        raise SystemExit("soak.py: unknown fault %r" % fault)
+
+
+def slope(points):
+    """Least-squares slope of (x, y) points, per unit of x."""
+    n = len(points)
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    variance = sum((x - mean_x) ** 2 for x, _ in points)
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / variance if variance else 0.0
+
+
+def analyze(path, warmup):
+    with open(path) as handle:
+        lines = [line.strip().split(",") for line in handle if line.strip()]
+    rows = [dict(zip(COLUMNS, map(float, line))) for line in lines[1:]]
+    after = [row for row in rows if row["seconds"] >= warmup]
+    failures = []
+    if len(after) < 5:
+        print("samples_after_warmup %d" % len(after))
+        print("verdict FAILED: fewer than 5 samples after the warm-up")
+        return 1
+    hours = (after[-1]["seconds"] - after[0]["seconds"]) / 3600
+    bounds = BOUNDS_PER_HOUR if hours >= LONG_WINDOW_HOURS else SHORT_BOUNDS_PER_HOUR
+    report = [("samples", len(rows)), ("samples_after_warmup", len(after)), ("window_minutes", round(hours * 60, 1)),
+              ("bounds", "long-run" if hours >= LONG_WINDOW_HOURS else "short-run (loose)")]
+    for column, unit in (("rss_kib", "KiB"), ("descriptors", ""), ("threads", "")):
+        bound = bounds[column]
+        per_hour = slope([(row["seconds"] / 3600, row[column]) for row in after])
+        values = [row[column] for row in after]
+        report += [(column + "_slope_per_hour", round(per_hour, 1)), (column + "_first", int(values[0])),
+                   (column + "_last", int(values[-1])), (column + "_min", int(min(values))), (column + "_max", int(max(values)))]
+        if bound is not None and per_hour > bound:
+            failures.append("%s grows %.1f%s per hour after the warm-up (bound %d)" % (column, per_hour, unit, bound))
+    wal = max(row["wal_bytes"] for row in rows)
+    report += [("wal_bytes_max", int(wal)), ("database_bytes_last", int(after[-1]["database_bytes"])),
+               ("outbox_oldest_seconds_max", max(row["outbox_oldest_seconds"] for row in rows)),
+               ("outbox_oldest_seconds_last", after[-1]["outbox_oldest_seconds"])]
+    if wal >= WAL_BYTES:
+        failures.append("the WAL reached %d bytes (bound %d): not checkpointed" % (wal, WAL_BYTES))
+    for key, value in report:
+        print(key, value)
+    print("verdict", "passed" if not failures else "FAILED: " + "; ".join(failures))
+    return 1 if failures else 0
+
+
+def main(arguments):
+    if arguments[:1] == ["header"]:
+        print(",".join(COLUMNS))
+    elif len(arguments) == 4 and arguments[0] == "sample":
+        sample(int(arguments[1]), float(arguments[2]), arguments[3])
+    elif len(arguments) == 3 and arguments[0] == "inject":
+        inject(arguments[1], arguments[2])
+    elif len(arguments) == 3 and arguments[0] == "analyze":
+        return analyze(arguments[1], float(arguments[2]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
