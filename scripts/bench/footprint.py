@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""tetherd's footprint (scripts/bench/footprint.sh): time from exec to READY=1, resident memory, idle CPU.
+
+  footprint.py ready TETHERD CONFIG RUNS      starts tetherd RUNS times with a NOTIFY_SOCKET of its own, and prints
+                                             the milliseconds from exec to READY=1 for each (SIGTERM after each)
+  footprint.py rss PID                       resident memory (KiB) and its parts: anonymous, file-backed
+  footprint.py cpu PID SECONDS               CPU time (user + system) PID used over SECONDS, as % of one core
+
+systemd's notify protocol (sd_notify(3)): a datagram "READY=1" on the AF_UNIX socket named by NOTIFY_SOCKET. Only
+the standard library is used.
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def ready(tetherd, config, runs):
+    directory = tempfile.mkdtemp(prefix="tether-footprint-")
+    path = os.path.join(directory, "notify")
+    for run in range(runs):
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        listener.bind(path)
+        listener.settimeout(60)
+        environment = dict(os.environ, NOTIFY_SOCKET=path)
+        started = time.monotonic()
+        process = subprocess.Popen([tetherd, "--config", config], env=environment, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        elapsed = None
+        try:
+            while elapsed is None:
+                message = listener.recv(4096).decode(errors="replace")
+                if "READY=1" in message.split("\n"):
+                    elapsed = (time.monotonic() - started) * 1000
+        except socket.timeout:
+            pass
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        listener.close()
+        os.unlink(path)
+        if elapsed is None:
+            print("run %d: no READY=1 within 60 s" % (run + 1), file=sys.stderr)
+            return 1
+        print("%.1f" % elapsed)
+    os.rmdir(directory)
+    return 0
+
+
+def rss(pid):
+    fields = {}
+    with open("/proc/%d/status" % pid) as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip().split()[0] if value.strip() else "0"
+    print(fields.get("VmRSS", "0"), fields.get("RssAnon", "0"), fields.get("RssFile", "0"), fields.get("Threads", "0"))
+    return 0
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    # After the command name: state is field 3, utime 14 and stime 15 (proc(5)), so 11 and 12 here.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu(pid, seconds):
+    before, started = cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    used, elapsed = cpu_seconds(pid) - before, time.monotonic() - started
+    print("%.3f" % (100 * used / elapsed))
+    return 0
+
+
+def main(arguments):
+    if len(arguments) == 4 and arguments[0] == "ready":
+        return ready(arguments[1], arguments[2], int(arguments[3]))
+    if len(arguments) == 2 and arguments[0] == "rss":
+        return rss(int(arguments[1]))
+    if len(arguments) == 3 and arguments[0] == "cpu":
+        return cpu(int(arguments[1]), float(arguments[2]))
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
