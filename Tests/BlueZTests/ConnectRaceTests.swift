@@ -95,7 +95,7 @@ struct ConnectRaceTests {
 
     @Test func servicesResolvedCountsAsConnected() async throws {
         try await Self.withFakeBlueZ(.servicesResolvedOnly(after: .milliseconds(100))) { device in
-            try await device.connect(timeout: .seconds(3), recheckInterval: .seconds(10))
+            try await device.connect(timeout: .seconds(30), recheckInterval: .seconds(60))
             let properties = try await device.properties()
             #expect(properties.servicesResolved && !properties.connected)
         }

@@ -13,17 +13,17 @@ struct DeviceTests {
             try await harness.discover()
             let device = harness.firstDevice
             let signals = try await harness.recordSignals()
-            try await device.connect(timeout: .seconds(5))
+            try await device.connect(timeout: .seconds(30))
             // BlueZ's order: Connected=true before the Connect reply.
             try await signals.waitFor("Connected=true") {
                 $0.changes("Connected", to: .bool(true), at: BlueZHarness.firstDevice)
             }
-            try await device.waitUntil(connected: true, timeout: .seconds(1))
-            try await device.waitUntilServicesResolved(timeout: .seconds(5))
+            try await device.waitUntil(connected: true, timeout: .seconds(30))
+            try await device.waitUntilServicesResolved(timeout: .seconds(30))
             let properties = try await device.properties()
             #expect(properties.connected && properties.servicesResolved)
             // Connecting again is a no-op, not an error.
-            try await device.connect(timeout: .seconds(5))
+            try await device.connect(timeout: .seconds(30))
         }
     }
 
@@ -46,7 +46,7 @@ struct DeviceTests {
             }
             #expect(order == ["ServicesResolved=false", "Disconnected", "Connected=false"])
             try await disconnections.waitFor("Disconnected signal") { $0.reason == "org.bluez.Reason.Local" }
-            try await device.waitUntil(connected: false, timeout: .seconds(1))
+            try await device.waitUntil(connected: false, timeout: .seconds(30))
             // Disconnecting a disconnected device is not an error.
             try await device.disconnect()
         }
@@ -115,7 +115,7 @@ struct DeviceTests {
                 try await device.connect(timeout: .seconds(5))
             }
             // The faults are used up: the next connect works.
-            try await device.connect(timeout: .seconds(5))
+            try await device.connect(timeout: .seconds(30))
         }
     }
 

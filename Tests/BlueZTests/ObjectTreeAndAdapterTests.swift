@@ -165,7 +165,7 @@ struct AdapterTests {
         try await BlueZHarness.with { harness in
             try await harness.inject("adapter-power", ["powered": .bool(false)])
             #expect(try await harness.adapter.isPowered() == false)
-            try await harness.adapter.powerOn(timeout: .seconds(5))
+            try await harness.adapter.powerOn(timeout: .seconds(30))
             #expect(try await harness.adapter.isPowered())
         }
     }

@@ -38,12 +38,12 @@ extension DBusIntegrationTests {
             _ = try await collect(1, from: calls)  // the call reached the other side
             #expect(kill(bus.processIdentifier, SIGKILL) == 0)
 
-            let outcome = try await within(.seconds(10), "the pending call to fail") { await pending.result }
+            let outcome = try await within(.seconds(30), "the pending call to fail") { await pending.result }
             #expect(throws: DBusError(.disconnected, "")) { try outcome.get() }
-            try await within(.seconds(10), "the signal stream to finish") {
+            try await within(.seconds(30), "the signal stream to finish") {
                 for await _ in signals {}
             }
-            try await within(.seconds(10), "both connections to notice") {
+            try await within(.seconds(30), "both connections to notice") {
                 await caller.waitUntilDisconnected()
                 await server.waitUntilDisconnected()
             }

@@ -94,7 +94,7 @@ extension DBusIntegrationTests {
                         member: "NeverReply", timeout: .seconds(60))
                 }
                 call.cancel()
-                let outcome = try await within(.seconds(5), "the cancelled call to end") { await call.result }
+                let outcome = try await within(.seconds(30), "the cancelled call to end") { await call.result }
                 #expect(throws: CancellationError.self) { try outcome.get() }
             }
         }

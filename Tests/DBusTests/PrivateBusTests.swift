@@ -33,7 +33,7 @@ extension DBusIntegrationTests {
             bus.stop()
             #expect(!bus.isRunning)
             #expect(!FileManager.default.fileExists(atPath: bus.directory))
-            try await within(.seconds(10), "the connection to notice") { await connection.waitUntilDisconnected() }
+            try await within(.seconds(30), "the connection to notice") { await connection.waitUntilDisconnected() }
             await #expect(throws: DBusError.self) {
                 _ = try await DBusConnection.connect(to: .address(bus.address))
             }

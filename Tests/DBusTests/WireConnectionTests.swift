@@ -77,7 +77,7 @@ import TetherTestSupport
                 [DBusIntegrationTests.Disconnection.stallingInterface(announce: announced)], at: "/stall")
             let wire = try await DBusWireConnection.connect(to: .address(bus.address))
             let destination = connection.uniqueName
-            let outcome = try await within(.seconds(10), "the cancelled call to end") {
+            let outcome = try await within(.seconds(30), "the cancelled call to end") {
                 let calling = Task {
                     withUnsafeCurrentTask { $0?.cancel() }
                     return try await wire.call(
@@ -91,7 +91,7 @@ import TetherTestSupport
             // wait behind it (an hour) instead of being answered.
             try await connection.objectServer.export(
                 [DBusInterface(name: "com.example.Barrier", methods: [DBusMethod("Echo") { _ in [] }])], at: "/barrier")
-            _ = try await within(.seconds(10), "the call after the cancelled one (Stall would hold it)") {
+            _ = try await within(.seconds(30), "the call after the cancelled one (Stall would hold it)") {
                 try await wire.call(destination: destination, path: "/barrier", interface: "com.example.Barrier", member: "Echo")
             }
             announced.finish()

@@ -12,7 +12,7 @@ public struct WaitTimeout: Error, CustomStringConvertible {
 /// `retryingErrors` (for a condition that cannot be asked yet, such as a daemon not yet on the bus): then the
 /// wait goes on and the timeout names the last error.
 public func waitUntil(
-    _ what: String, seconds: Double = 20, every interval: Duration = .milliseconds(20), retryingErrors: Bool = false,
+    _ what: String, seconds: Double = 30, every interval: Duration = .milliseconds(20), retryingErrors: Bool = false,
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
