@@ -68,6 +68,38 @@ struct ServiceTests {
         }
     }
 
+    /// The service waits for one deadline at a time: a local write that makes the next sync due earlier replaces the
+    /// armed timer. Each arm was once a child task of a group that nothing awaited, and a replaced timer slept on to
+    /// its own deadline: the soak saw tetherd grow by hundreds of MB within minutes (heaptrack: 120,000 timer tasks a
+    /// minute, all kept).
+    @Test("one timer at a time: a sync due earlier replaces the armed timer instead of adding one")
+    func oneTimerAtATime() async throws {
+        try await withSync { setup in
+            let clock = ManualClock()
+            let engine = try setup.engine {
+                $0.interval = .seconds(600)
+                $0.localWriteDebounce = .seconds(5)
+            }
+            let service = SyncService(engine: engine, clock: clock, seed: 1, logger: quietLogger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await service.run() }
+                var reports = service.reports.makeAsyncIterator()
+                _ = try #require(await reports.next())  // the startup sync
+                try await waitUntil("the interval's timer armed") { clock.sleeperCount == 1 && clock.nextDeadline != nil }
+                let intervalDeadline = clock.nextDeadline
+                try setup.gateway.storeEvents(5, devices: 1)
+                for _ in 0..<5 { service.localWrite() }
+                try await waitUntil("the debounce's timer armed in its place") { clock.nextDeadline != intervalDeadline }
+                try await waitUntil("one timer waiting, not one per arm") { clock.sleeperCount == 1 }
+                clock.advance(by: .seconds(5))
+                let written = try #require(await reports.next())
+                #expect(written.trigger == .localWrite)
+                #expect(written.push.applied == 6)  // the five events and their device's record
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test("every subscriber hears each finished sync; the status snapshot carries its result, counts and dead letters")
     func finishedEventsAndStatus() async throws {
         try await withSync { setup in

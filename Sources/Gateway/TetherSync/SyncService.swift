@@ -118,13 +118,24 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
         var pendingTrigger: SyncTrigger = .startup
         let continuation = continuation
 
-        await withTaskGroup(of: Void.self) { timers in
+        do {
+            // One timer at a time: arming an earlier one cancels the one it replaces. (It was a child task per arm in
+            // a task group that nothing ever awaited: a group keeps every finished child until it is awaited, and a
+            // replaced timer slept on to its own deadline, so tetherd grew without bound, by some 100 MB every few
+            // minutes under a stream of local writes and a backend outage — found by heaptrack in the soak.)
             var armed: Duration?
+            var timer: Task<Void, Never>?
+            defer { timer?.cancel() }
             func arm(_ due: Duration) {
                 guard armed.map({ due < $0 }) ?? true else { return }
                 armed = due
-                timers.addTask {
-                    try? await clock.sleep(until: start.advanced(by: due), tolerance: nil)
+                timer?.cancel()
+                timer = Task {
+                    do {
+                        try await clock.sleep(until: start.advanced(by: due), tolerance: nil)
+                    } catch {
+                        return  // replaced, or the service stopped
+                    }
                     continuation.yield(.timer)
                 }
             }
@@ -166,7 +177,6 @@ public final class SyncService<C: Clock>: Service, Sendable where C.Duration == 
             } onGracefulShutdown: {
                 continuation.finish()
             }
-            timers.cancelAll()
         }
         // Anyone still waiting gets the last word rather than hanging.
         continuation.finish()
