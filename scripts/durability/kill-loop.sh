@@ -19,6 +19,8 @@
 #   --keep          keep the temporary directory (logs, databases, config)
 #   --no-build      use what `swift build` last built
 #   TETHER_SCRATCH_PATH  build with `swift build --scratch-path` (default .build)
+#   TETHER_BIN_PATH      run the binaries in this directory instead (with --no-build): a long run from a copy
+#                        survives rebuilds of the working tree
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,7 +38,7 @@ while (($#)); do
     --max-delay) max_delay_ms=${2:?--max-delay needs milliseconds}; shift 2 ;;
     --keep) keep=true; shift ;;
     --no-build) build=false; shift ;;
-    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "kill-loop: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -52,7 +54,7 @@ if $build; then
         swift build "${scratch[@]}" --product "$product" 2>&1 | tail -1
     done
 fi
-bin=$(swift build "${scratch[@]}" --show-bin-path)
+bin=${TETHER_BIN_PATH:-$(swift build "${scratch[@]}" --show-bin-path)}
 # Debian's interpreter: python3-dbus is installed for it (`python3` on PATH may be another one).
 python=/usr/bin/python3
 
