@@ -82,22 +82,28 @@ struct HealthColdLaneTests {
         range.map { RecordKey(epoch: epoch, key: $0) }
     }
 
-    func withRig(_ settings: HealthDeviceSettings, _ body: (Rig) async throws -> Void) async throws {
+    func withRig(
+        _ settings: HealthDeviceSettings, faults: HealthStoreFaults = HealthStoreFaults(), waitForCompletion: Bool = true,
+        _ body: (Rig) async throws -> Void
+    ) async throws {
         var simulator = GatewayHarness.configuration(devices: 1)
         simulator.devices[0].health = settings
         let lane = Mutex<HealthHotLane?>(nil)
         try await GatewayHarness.with(simulator: simulator, health: { storage in
-            let made = HealthHotLane(database: storage.database, committer: storage.committer)
+            let cold = HealthColdLane(database: storage.database, committer: storage.committer, faults: faults)
+            let made = HealthHotLane(database: storage.database, committer: storage.committer, coldLane: cold)
             lane.withLock { $0 = made }
             return made
         }) { harness in
             let hot = try #require(lane.withLock { $0 })
             let rig = Rig(harness: harness, cold: hot.coldLane, store: HealthStore(database: harness.storage.database))
             _ = try await harness.gateway.pair(address: rig.address, delegate: RejectingDelegate())
-            try await waitUntil("the first complete cold-lane procedure", seconds: 60) { !(await rig.completedLinks()).isEmpty }
+            if waitForCompletion {
+                try await waitUntil("the first complete cold-lane procedure", seconds: 60) { !(await rig.completedLinks()).isEmpty }
+            }
             try await body(rig)
             let (counters, failure) = (await rig.cold.counters, await rig.cold.lastFailure)
-            #expect(counters.storeFailures == 0, "\(String(describing: failure))")
+            #expect(counters.storeFailures == (waitForCompletion ? 0 : 1), "\(String(describing: failure))")
             let (refused, refusals) = (await hot.counters.refused, await hot.refusals)
             #expect(refused == 0, "\(refusals)")
         }
@@ -194,6 +200,31 @@ struct HealthColdLaneTests {
             #expect(epochs.last?.startReason == .sequenceReset)
             let counters = await rig.cold.counters
             #expect(counters.duplicates == 0, "\(counters.duplicates) duplicates; \(counters.procedures)")
+        }
+    }
+
+    /// The store fails the first batch (after its samples, before its cursor: the transaction rolls back): the
+    /// procedure is abandoned with nothing stored and nothing more asked on that connection, and the next
+    /// connection takes all 8 records once from the cursor the store still has (none).
+    @Test(.timeLimit(.minutes(3)))
+    func aFailedStoreWritesNothingAndTheNextConnectionTakesEverythingOnce() async throws {
+        var meter = HealthDeviceSettings(kind: .glucose)
+        meter.storedRecords = 8
+        let failures = Mutex(1)
+        struct PlannedFailure: Error {}
+        let faults = HealthStoreFaults(afterSamplesBeforeCursor: { _ in
+            if failures.withLock({ remaining in defer { remaining -= 1 }; return remaining > 0 }) { throw PlannedFailure() }
+        })
+        try await withRig(meter, faults: faults, waitForCompletion: false) { rig async throws in
+            try await waitUntil("the procedure abandoned after the failed store", seconds: 60) {
+                await rig.endings().contains(.abandoned(cursor: .start))
+            }
+            #expect(try rig.samples(Self.glucoseMeasurement).isEmpty, "the failed batch wrote no sample")
+            #expect(try rig.cursor(Self.glucoseMeasurement) == nil, "nor a cursor")
+            try await rig.reconnect()
+            #expect(try rig.records(Self.glucoseMeasurement) == Self.keys(1...8))
+            #expect(try rig.samples(Self.glucoseMeasurement).count == 8)
+            #expect(try rig.cursor(Self.glucoseMeasurement)?.position == 8)
         }
     }
 
