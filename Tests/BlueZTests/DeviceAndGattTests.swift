@@ -119,6 +119,18 @@ struct DeviceTests {
         }
     }
 
+    /// BlueZ reports an ATT error it has no name for as Failed "Operation failed with ATT error: 0x%02x" (src/gatt-client.c,
+    /// create_gatt_dbus_error): the RACP client needs the code (0xFE procedure already in progress, 0xFD CCCD improperly
+    /// configured; Core Supplement Part B §1.2).
+    @Test func attErrorCodesAreReadFromBlueZsFailedMessage() {
+        func map(_ name: String, _ message: String) -> BlueZError { BlueZError(DBusError(name: name, message: message)) }
+        #expect(map("org.bluez.Error.Failed", "Operation failed with ATT error: 0xfe").attErrorCode == 0xFE)
+        #expect(map("org.bluez.Error.Failed", "Operation failed with ATT error: 0xfd").attErrorCode == 0xFD)
+        #expect(map("org.bluez.Error.Failed", "le-connection-abort-by-local").attErrorCode == nil)
+        #expect(map("org.bluez.Error.NotPermitted", "Not paired").attErrorCode == nil)
+        #expect(map("org.bluez.Error.Failed", "Operation failed with ATT error: 0x").attErrorCode == nil)
+    }
+
     @Test func errorNamesMapInOnePlace() {
         func map(_ name: String, _ message: String = "m") -> BlueZError {
             BlueZError(DBusError(name: name, message: message))

@@ -37,7 +37,8 @@ import Testing
     }
 
     /// The MDC table: the codes the PHD implementation guide lists (shared/notes/health-profiles.md) are these, and
-    /// every code is partition 2 (SCADA) as the 32-bit form says.
+    /// every code is partition 2 (SCADA) as the 32-bit form says, but for the glucose context's carbohydrate, which
+    /// IEEE 11073-10417 puts in partition 128 (MDC_PART_PHD_DM, term 29156).
     @Test func mdcCodes() {
         #expect(HealthMetric.bloodPressureSystolic.mdcCode == 150_021)
         #expect(HealthMetric.bloodPressureDiastolic.mdcCode == 150_022)
@@ -47,9 +48,10 @@ import Testing
         #expect(HealthMetric.oxygenSaturation.mdcCode == 150_456)
         #expect(HealthMetric.bodyMass.mdcCode == 188_736)
         #expect(HealthMetric.bodyTemperature.mdcCode == 150_364)
+        #expect(HealthMetric.carbohydrateIntake.mdcCode == 8_417_764)
         for metric in HealthMetric.allCases {
             guard let code = metric.mdcCode else { continue }
-            #expect(code >> 16 == 2, "\(metric)")
+            #expect(code >> 16 == (metric == .carbohydrateIntake ? 128 : 2), "\(metric)")
             #expect(metric.mdcSource?.isEmpty == false)
         }
         let codes = HealthMetric.allCases.compactMap(\.mdcCode)

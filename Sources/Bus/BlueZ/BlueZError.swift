@@ -78,6 +78,18 @@ public enum BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
         DBusError(name: prefix + suffix, message: message)
     }
 
+    /// The ATT error code the remote device answered with, when BlueZ reports one in its generic form
+    /// ("Operation failed with ATT error: 0xfe", src/gatt-client.c create_gatt_dbus_error; the codes it maps to a
+    /// named error, such as 0x03 Write Not Permitted, are not recovered here).
+    public var attErrorCode: UInt8? {
+        guard case .failed(let message) = self else { return nil }
+        let marker = "ATT error: 0x"
+        var rest = Substring(message)
+        while !rest.isEmpty, !rest.hasPrefix(marker) { rest = rest.dropFirst() }
+        guard !rest.isEmpty else { return nil }
+        return UInt8(rest.dropFirst(marker.count).prefix(2), radix: 16)
+    }
+
     public var description: String {
         switch self {
         case .failed(let reason): "BlueZ operation failed: \(reason)"

@@ -74,6 +74,9 @@ public enum HealthMetric: String, Hashable, Sendable, Encodable, CaseIterable {
         .pulseAmplitudeIndex: Entry(code: 150_448, referenceID: "MDC_PULS_OXIM_PERF_REL", source: "[10101] IEEE 11073-10404, term 19376"),
         .glucose: Entry(code: 160_368, referenceID: "MDC_CONC_GLU_GEN", source: "[PHD-IG]; IEEE 11073-10417"),
         .cgmGlucose: Entry(code: 160_212, referenceID: "MDC_CONC_GLU_ISF", source: "[10101] IEEE 11073-10425, term 29140"),
+        // Partition 128 (MDC_PART_PHD_DM) << 16 | term 29156, as 11073 nomenclature headers list it (e.g. github
+        // cdealti/zigbee_firmware, BeeApps/HC/NomenclatureCodes.h): the cold lane stores a Glucose Context's carbohydrate.
+        .carbohydrateIntake: Entry(code: 8_417_764, referenceID: "MDC_CTXT_GLU_CARB", source: "IEEE 11073-10417, partition 128, term 29156"),
         .hbA1c: Entry(code: 160_308, referenceID: "MDC_CONC_HBA1C", source: "[10101] IEEE 11073-10417, term 29236"),
     ]
 }

@@ -36,4 +36,7 @@ public protocol HealthValueSink: Sendable {
     func received(_ value: HealthCharacteristicValue) async
     /// The connection the values came on ended.
     func linkEnded(address: String, link: UInt64) async
+    /// The cold lane, when this sink has one (HealthRecordSink.swift; default none): a device's RACP records then go
+    /// there, not to `received`.
+    var records: (any HealthRecordSink)? { get }
 }

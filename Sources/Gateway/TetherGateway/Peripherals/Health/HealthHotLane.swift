@@ -42,10 +42,15 @@ public actor HealthHotLane: HealthValueSink {
     private var watchers: [Int: AsyncStream<LiveObservation>.Continuation] = [:]
     private var nextWatcher = 0
 
-    public init(database: GatewayDatabase, committer: GroupCommitter) {
+    /// The cold lane beside this one, on the same store and group commit: devices' RACP records go there.
+    public nonisolated let coldLane: HealthColdLane
+    public nonisolated var records: (any HealthRecordSink)? { coldLane }
+
+    public init(database: GatewayDatabase, committer: GroupCommitter, coldLane: HealthColdLane? = nil) {
         store = HealthStore(database: database)
         self.committer = committer
         peripherals = PeripheralRegistry(database: database)
+        self.coldLane = coldLane ?? HealthColdLane(database: database, committer: committer)
     }
 
     public func linkStarted(address: String, link: UInt64, clock: DeviceClockFacts) async {

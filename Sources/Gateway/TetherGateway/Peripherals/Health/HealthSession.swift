@@ -11,12 +11,17 @@ import TetherStore
 ///
 /// A device that offers a health service but none of its measurements is refused at set-up: nothing it could send
 /// would reach the gateway.
+///
+/// The cold lane's I/O too: when the sink has one (`records`) and a service keeps keyed records behind a Record
+/// Access Control Point (Glucose, CGM), the session subscribes the control point after the measurements and runs a
+/// `RecordTransferDriver` for it; that service's record values (and their companions) go to the driver, not to
+/// the sink, so the cold lane alone stores them: in order, in the right epoch, once.
 final class HealthSession: PeripheralSession {
     let kind = PeripheralKind.health
     private let address: String
     private let sink: any HealthValueSink
     private let clock: GatewayClock
-    private let forwarding = Mutex<(link: UInt64, tasks: [Task<Void, Never>])?>(nil)
+    private let forwarding = Mutex<(link: UInt64, tasks: [Task<Void, Never>], drivers: [AsyncStream<RecordTransferDriver.Event>.Continuation])?>(nil)
 
     init(address: String, sink: any HealthValueSink, clock: GatewayClock) {
         self.address = address
@@ -40,12 +45,27 @@ final class HealthSession: PeripheralSession {
         return result
     }
 
+    /// The services whose stored records the cold lane takes over RACP on this device: a service with keyed
+    /// records (RecordArrival: Glucose, CGM) that offers its records' characteristic and a Record Access Control
+    /// Point (0x2A52) it can write and subscribe to.
+    static func recordStreams(in services: [GattService]) -> [(HealthService, GattService.Characteristic)] {
+        services.compactMap { service in
+            guard let number = service.assignedNumber, let health = HealthService(assignedNumber: number), health.storesRecords,
+                let keyed = health.keyedRecords, service.characteristic(hex4(keyed.records.rawValue)) != nil,
+                let controlPoint = service.characteristic(hex4(HealthService.recordAccessControlPoint)),
+                controlPoint.canSubscribe, controlPoint.flags.contains("write")
+            else { return nil }
+            return (health, controlPoint)
+        }
+    }
+
     func linkUp(_ link: PeripheralLink) async throws {
         let wanted = Self.subscriptions(in: link.services)
         guard !wanted.isEmpty else {
             throw GatewayError.notPermitted("\(link.device.path) offers a health service but none of its measurements")
         }
-        await sink.linkStarted(address: address, link: link.number, clock: await Self.readClock(link, at: clock))
+        let facts = await Self.readClock(link, at: clock)
+        await sink.linkStarted(address: address, link: link.number, clock: facts)
         var streams: [(HealthService, UInt16, NotificationBatches)] = []
         for (service, subscribed, characteristic) in wanted {
             let subscription = try await link.notificationSource.subscribe(
@@ -54,23 +74,73 @@ final class HealthSession: PeripheralSession {
                 indicatesOnly: characteristic.indicatesOnly)
             streams.append((service, subscribed.uuid, subscription.values))
         }
+        // The cold lane, once every measurement is subscribed: the control point's indications, then one driver per
+        // records-bearing service, started from the committed cursor (docs/design/health.md, "The cold lane").
+        var cold: [HealthService: (continuation: AsyncStream<RecordTransferDriver.Event>.Continuation, driver: RecordTransferDriver, inbox: AsyncStream<RecordTransferDriver.Event>)] = [:]
+        var indications: [(HealthService, NotificationBatches)] = []
+        if let records = sink.records {
+            for (service, controlPoint) in Self.recordStreams(in: link.services) {
+                guard let keyed = service.keyedRecords, let keys = RecordArrival.keyKind(of: keyed.records) else { continue }
+                let context = HealthRecordStreamContext(
+                    address: address, link: link.number, service: service, characteristic: keyed.records, keys: keys, clock: facts)
+                guard let cursor = await records.committedCursor(of: context) else { continue }
+                let characteristic = GattCharacteristic(session: link.session, path: controlPoint.path)
+                // RACP is write + indicate (GLS §3.4, CGMS §3.6): StartNotify, bluetoothd confirming each indication.
+                let subscription = try await link.notificationSource.subscribe(
+                    to: characteristic, of: link.device.path, timeout: link.timeout, allowingStartNotify: true,
+                    indicatesOnly: controlPoint.indicatesOnly)
+                indications.append((service, subscription.values))
+                let (inbox, continuation) = AsyncStream.makeStream(of: RecordTransferDriver.Event.self)
+                let configuration = RecordAccessConfiguration(
+                    keys: keys, asksForCountFirst: true, seed: UInt64.random(in: .min ... .max))
+                let driver = RecordTransferDriver(
+                    context: context, controlPoint: characteristic, writeTimeout: link.timeout, configuration: configuration,
+                    cursor: cursor, records: records, values: sink, clock: clock, events: continuation)
+                cold[service] = (continuation, driver, inbox)
+            }
+        }
         let (address, sink, clock, number) = (address, sink, clock, link.number)
-        let tasks = streams.map { service, characteristic, values in
-            Task {
+        var tasks = streams.map { service, characteristic, values in
+            let routed: AsyncStream<RecordTransferDriver.Event>.Continuation? = {
+                guard let entry = cold[service], let keyed = service.keyedRecords,
+                    ([keyed.records] + keyed.companions).contains(where: { $0.rawValue == characteristic })
+                else { return nil }
+                return entry.continuation
+            }()
+            return Task {
                 for await batch in values {
                     for bytes in batch {
-                        await sink.received(HealthCharacteristicValue(
+                        let value = HealthCharacteristicValue(
                             address: address, link: number, service: service, characteristic: characteristic,
-                            bytes: bytes, receivedAt: clock.linkNow()))
+                            bytes: bytes, receivedAt: clock.linkNow())
+                        if let routed { routed.yield(.value(value)) } else { await sink.received(value) }
                     }
                 }
             }
         }
+        for (service, values) in indications {
+            guard let continuation = cold[service]?.continuation else { continue }
+            tasks.append(Task {
+                for await batch in values {
+                    for bytes in batch { continuation.yield(.indication(bytes)) }
+                }
+            })
+        }
+        for entry in cold.values {
+            let (driver, inbox) = (entry.driver, entry.inbox)
+            // Not cancelled with the link: it ends on the link-down fact, after a store in flight completes.
+            Task {
+                var running = driver
+                await running.run(inbox)
+            }
+        }
+        let drivers = cold.values.map(\.continuation)
         let previous = forwarding.withLock { current in
-            defer { current = (number, tasks) }
+            defer { current = (number, tasks, drivers) }
             return current
         }
         previous?.tasks.forEach { $0.cancel() }
+        previous?.drivers.forEach { $0.yield(.linkDown); $0.finish() }
     }
 
     /// Current Time Service (0x1805, CTS v1.1 §3.1/§3.2): the device's clock read now, beside the gateway's clock at
@@ -98,6 +168,7 @@ final class HealthSession: PeripheralSession {
     func linkDown() {
         guard let ended = forwarding.withLock({ current in defer { current = nil }; return current }) else { return }
         ended.tasks.forEach { $0.cancel() }
+        ended.drivers.forEach { $0.yield(.linkDown); $0.finish() }
         let (sink, address) = (sink, address)
         Task { await sink.linkEnded(address: address, link: ended.link) }
     }

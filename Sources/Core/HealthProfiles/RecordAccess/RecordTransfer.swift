@@ -1,0 +1,243 @@
+import TetherPrimitives
+
+/// The cold lane on one connection, sans I/O: a `RecordAccessClient` plus the values its records arrived in, so
+/// that the driver stores exactly the records the client commits, with their companions, and nothing before the
+/// store has them. Generic over `Value` (the gateway's received characteristic value); it never looks inside one.
+/// Everything that decides what the cold lane stores and when lives in this file and RecordAccessClient.swift.
+///
+/// Rules:
+/// 1. While a request is in flight, a value carrying records is buffered under each of its keys (the first value
+///    per key; a repeat is the client's `duplicateRecord`) and its keys go to the client. Every `.write` starts a
+///    new request and empties that buffer: records the client did not commit are taken again later from the cursor.
+/// 2. The client's `.commit` becomes one `.store` with the buffered values of exactly its keys and the cursor: the
+///    driver writes them in ONE transaction. Every order after a `.store` (the next request, the end) is held back
+///    until the driver reports `storeCompleted(durable: true)`: the device is asked for more, and the procedure is
+///    called done, only from durable state. `durable: false` ends the procedure for this connection with nothing
+///    more written; the store still holds the cursor before that batch, where the next connection resumes.
+/// 3. Companions (a Glucose Measurement Context) are kept per key for the whole connection, not per request, one per
+///    key (the first: a repeat is the same context sent again), and are stored with their record; one that arrives after its record was stored (a value that came round the other
+///    subscription's way) is stored alone, beside the record's remembered value, with no cursor move. One for a
+///    record never stored on this connection is dropped with the connection: the report that brings the record
+///    again brings it again.
+/// 4. A record that arrives while no procedure runs (a live reading, or one late from an answer already committed)
+///    is not stored from here: after a complete procedure, a new one is started from the committed cursor
+///    ("≥ cursor + 1"), which takes it in order, in the right epoch, exactly once. Never after an interrupted or
+///    refused one (no loop against a device that refuses).
+/// 5. A disconnect finishes at once (the client's rule 7); a pending store still completes.
+public struct RecordTransfer<Value: Sendable>: Sendable {
+    /// One record to store: its key, the value it arrived in, and its companions.
+    public struct RecordValues: Sendable {
+        public var key: UInt16
+        public var record: Value
+        public var companions: [Value]
+        /// The record itself is already stored (rule 3: these are late companions only).
+        public var recordAlreadyStored: Bool
+    }
+
+    /// What to write in one transaction: these records' samples (and companions) and, unless nil, the cursor.
+    public struct StoreBatch: Sendable {
+        public var records: [RecordValues]
+        /// The cursor to store with them; nil for late companions alone.
+        public var cursor: RecordCursor?
+        /// The epoch the records belong to (the cursor's, or for late companions their record's).
+        public var epoch: UInt32
+    }
+
+    public enum Order: Sendable {
+        case write([UInt8])
+        case store(StoreBatch)
+        case armTimer(at: Timestamp)
+        case cancelTimer
+        /// The procedure ended; a later record outside it may start another (rule 4).
+        case finished(RecordAccessOutcome)
+        /// The driver's store refused or failed a batch: nothing more on this connection (rule 2).
+        case abandoned(cursor: RecordCursor)
+        case noted(RecordAccessNote)
+    }
+
+    public let configuration: RecordAccessConfiguration
+    private var client: RecordAccessClient
+    private var answer: [UInt16: Value] = [:]
+    private var companions: [UInt16: Value] = [:]
+    /// Records stored on this connection, for their late companions (rule 3).
+    private var stored: [UInt16: Value] = [:]
+    private var storedEpoch: UInt32
+    private var storedCompanions: Set<UInt16> = []
+    private var awaitingStore = false
+    private var held: [Order] = []
+    private var lastOutcome: RecordAccessOutcome?
+    private var catchUpWanted = false
+    private var abandoned = false
+    /// The cursor the store holds, as far as this transfer knows: where it started, then each durable store's.
+    public private(set) var durableCursor: RecordCursor
+    private var pendingCursor: RecordCursor?
+    private var linkUp = true
+    /// Procedures started on this connection (the first and its catch-ups).
+    public private(set) var procedures = 0
+
+    public init(configuration: RecordAccessConfiguration, cursor: RecordCursor) {
+        self.configuration = configuration
+        client = RecordAccessClient(configuration: configuration, cursor: cursor)
+        durableCursor = cursor
+        storedEpoch = cursor.epoch
+    }
+
+    public var isRunning: Bool { client.isRunning || awaitingStore }
+
+    // MARK: Facts
+
+    public mutating func start(now: Timestamp) -> [Order] {
+        guard procedures == 0, linkUp else { return [] }
+        procedures = 1
+        return absorb(client.start(now: now), now: now)
+    }
+
+    /// A value arrived on a records-bearing characteristic (rules 1, 3, 4).
+    public mutating func received(_ value: Value, as arrival: RecordArrival, at now: Timestamp) -> [Order] {
+        guard linkUp, !abandoned else { return [] }
+        switch arrival {
+        case .companion(let key):
+            if let record = stored[key] {
+                guard !storedCompanions.contains(key) else { return [] }  // sent again: stored already
+                storedCompanions.insert(key)
+                let late = RecordValues(key: key, record: record, companions: [value], recordAlreadyStored: true)
+                return emit(.store(StoreBatch(records: [late], cursor: nil, epoch: storedEpoch)))
+            }
+            // One companion per record (GLS §4.10.1: a measurement has at most one context): a repeat (the probe's
+            // answer and then the transfer's, or a value delivered twice) is the same context.
+            if companions[key] == nil { companions[key] = value }
+            return []
+        case .records(let keys):
+            guard client.isRunning else {
+                // Rule 4.
+                var orders = keys.map { Order.noted(.recordOutsideProcedure($0)) }
+                catchUpWanted = true
+                orders += catchUpIfWanted(now: now)
+                return orders
+            }
+            var orders: [Order] = []
+            for key in keys {
+                if answer[key] == nil { answer[key] = value }
+                orders += absorb(client.recordReceived(sequence: key, at: now), now: now)
+            }
+            return orders
+        }
+    }
+
+    public mutating func indicationReceived(bytes: [UInt8], at now: Timestamp) -> [Order] {
+        guard !abandoned else { return [] }
+        return absorb(client.indicationReceived(bytes: bytes, at: now), now: now)
+    }
+
+    public mutating func writeFailed(attError code: UInt8, at now: Timestamp) -> [Order] {
+        guard !abandoned else { return [] }
+        return absorb(client.writeFailed(attError: code, at: now), now: now)
+    }
+
+    public mutating func timerFired(at now: Timestamp) -> [Order] {
+        guard !abandoned else { return [] }
+        return absorb(client.timerFired(at: now), now: now)
+    }
+
+    public mutating func disconnected(at now: Timestamp) -> [Order] {
+        linkUp = false
+        guard !abandoned else { return [] }
+        return absorb(client.disconnected(at: now), now: now)
+    }
+
+    /// The driver's answer to the last `.store` (rule 2).
+    public mutating func storeCompleted(durable: Bool, at now: Timestamp) -> [Order] {
+        guard awaitingStore else { return [] }
+        awaitingStore = false
+        guard durable else {
+            abandoned = true
+            held = []
+            return [.cancelTimer, .abandoned(cursor: durableCursor)]
+        }
+        durableCursor = pendingCursor ?? durableCursor
+        pendingCursor = nil
+        let release = held
+        held = []
+        var orders: [Order] = []
+        for (index, order) in release.enumerated() {
+            orders.append(order)
+            if case .store(let batch) = order {
+                awaitingStore = true
+                pendingCursor = batch.cursor
+                held = Array(release[(index + 1)...])
+                return orders
+            }
+        }
+        return orders + catchUpIfWanted(now: now)
+    }
+
+    // MARK: Orders
+
+    /// Rules 1 and 2: the client's orders, with commits turned into stores and everything after a store held.
+    private mutating func absorb(_ orders: [RecordAccessOrder], now: Timestamp) -> [Order] {
+        var out: [Order] = []
+        for order in orders {
+            let converted: Order
+            switch order {
+            case .write(let bytes):
+                answer = [:]
+                converted = .write(bytes)
+            case .commit(let commit):
+                if commit.cursor.epoch != storedEpoch {
+                    // A new epoch: its keys name other records than the same numbers before (rule 3).
+                    storedEpoch = commit.cursor.epoch
+                    stored = [:]
+                    storedCompanions = []
+                    companions = [:]
+                }
+                var records: [RecordValues] = []
+                for key in commit.keys {
+                    guard let record = answer[key] else { continue }  // never: the client names keys it was given
+                    let companion = companions.removeValue(forKey: key)
+                    records.append(RecordValues(key: key, record: record, companions: companion.map { [$0] } ?? [], recordAlreadyStored: false))
+                    stored[key] = record
+                    if companion != nil { storedCompanions.insert(key) }
+                }
+                converted = .store(StoreBatch(records: records, cursor: commit.cursor, epoch: commit.cursor.epoch))
+            case .armTimer(let at):
+                converted = .armTimer(at: at)
+            case .cancelTimer:
+                converted = .cancelTimer
+            case .finished(let outcome):
+                lastOutcome = outcome
+                converted = .finished(outcome)
+            case .noted(let note):
+                converted = .noted(note)
+            }
+            out += emit(converted)
+        }
+        return out + (awaitingStore ? [] : catchUpIfWanted(now: now))
+    }
+
+    /// Passes an order on, or holds it behind a store in flight.
+    private mutating func emit(_ order: Order) -> [Order] {
+        if awaitingStore {
+            held.append(order)
+            return []
+        }
+        if case .store(let batch) = order {
+            awaitingStore = true
+            pendingCursor = batch.cursor
+        }
+        return [order]
+    }
+
+    /// Rule 4: a new procedure from the committed cursor, after a complete one, when a record came outside.
+    private mutating func catchUpIfWanted(now: Timestamp) -> [Order] {
+        guard catchUpWanted, linkUp, !abandoned, !awaitingStore, !client.isRunning else { return [] }
+        guard case .complete = lastOutcome else {
+            if lastOutcome != nil { catchUpWanted = false }  // interrupted or refused: not on this connection
+            return []
+        }
+        catchUpWanted = false
+        client = RecordAccessClient(configuration: configuration, cursor: client.cursor)
+        procedures += 1
+        answer = [:]
+        return absorb(client.start(now: now), now: now)
+    }
+}

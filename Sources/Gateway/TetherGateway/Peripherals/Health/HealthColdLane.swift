@@ -1,0 +1,127 @@
+import HealthProfiles
+import TetherPrimitives
+import TetherStore
+
+/// The cold lane's store side (issue 14, "Three lanes", cold): the committed cursor a connection starts from, and
+/// each batch of records the RACP client committed turned into samples and written with the cursor move in ONE
+/// `HealthStore` transaction through the shared group commit. Both or neither: the store refuses the whole batch
+/// when the cursor would move back, and a crash between the two leaves neither (HealthCrashTests).
+///
+/// Samples carry the cursor's epoch and the record's key (Sequence Number, or CGM Time Offset) as their record
+/// sequence, so their dedup key (`HealthDedupKey` rule 1) makes any second arrival of the same record one row.
+///
+/// The cursor table has no fence column (migration v6): a stream whose latest epoch is not its first is read back
+/// with fence = the highest position of its earlier epochs, which is at least the fence the client set when the
+/// epoch began (the old cursor). A larger fence only costs a probe per connection until the device's latest key
+/// passes it (docs/design/health.md, "The cold lane").
+public actor HealthColdLane: HealthRecordSink {
+    public struct Counters: Sendable {
+        public var batchesStored = 0
+        public var samplesStored = 0
+        public var duplicates = 0
+        public var storeFailures = 0
+        /// How each procedure ended, with the connection it ran on.
+        public var procedures: [(link: UInt64, ending: RecordProcedureEnding)] = []
+    }
+
+    private let store: HealthStore
+    private let committer: GroupCommitter
+    private let peripherals: PeripheralRegistry
+    public private(set) var counters = Counters()
+    /// The last store failure, for status and tests.
+    public private(set) var lastFailure: String?
+
+    public init(database: GatewayDatabase, committer: GroupCommitter, faults: HealthStoreFaults = HealthStoreFaults()) {
+        store = HealthStore(database: database, faults: faults)
+        self.committer = committer
+        peripherals = PeripheralRegistry(database: database)
+    }
+
+    public func committedCursor(of context: HealthRecordStreamContext) async -> RecordCursor? {
+        guard let uid = peripheralUid(context.address),
+            let epochs = try? store.epochs(peripheralUid: uid, stream: context.stream)
+        else { return nil }
+        guard let latest = epochs.last else { return .start }
+        guard latest.kind == context.cursorKind, let epoch = UInt32(exactly: latest.epoch) else { return nil }
+        let earlier = epochs.dropLast().compactMap(\.position).max()
+        return RecordCursor(
+            epoch: epoch, last: latest.position.map { UInt16(clamping: $0) },
+            fence: latest.epoch > 0 ? earlier.map { UInt16(clamping: $0) } : nil)
+    }
+
+    public func store(_ batch: RecordTransfer<HealthCharacteristicValue>.StoreBatch, of context: HealthRecordStreamContext) async -> Bool {
+        guard let uid = peripheralUid(context.address) else {
+            return failed("no peripheral registry row for \(context.address)")
+        }
+        let epoch = batch.cursor?.epoch ?? batch.epoch
+        let samples = batch.records.flatMap { Self.samples(of: $0, epoch: epoch, context: context) }
+        let move = batch.cursor.map { cursor in
+            HealthCursorMove(
+                stream: context.stream, kind: context.cursorKind, epoch: Int64(cursor.epoch), position: cursor.last.map(Int64.init),
+                epochReason: cursor.epoch == 0 ? nil : context.keys == .sequenceNumber ? .sequenceReset : .sessionRestarted)
+        }
+        switch await store.commit(HealthIngestBatch(peripheralUid: uid, samples: samples, cursor: move), via: committer) {
+        case .success(let outcome):
+            counters.batchesStored += 1
+            counters.samplesStored += outcome.storedCount
+            counters.duplicates += outcome.duplicateCount
+            return true
+        case .failure(let error):
+            return failed("\(error)")
+        }
+    }
+
+    public func procedureEnded(_ ending: RecordProcedureEnding, of context: HealthRecordStreamContext) async {
+        counters.procedures.append((context.link, ending))
+    }
+
+    private func failed(_ reason: String) -> Bool {
+        counters.storeFailures += 1
+        lastFailure = reason
+        return false
+    }
+
+    private func peripheralUid(_ address: String) -> String? {
+        (try? peripherals.peripheral(identityAddress: address))??.uid
+    }
+
+    /// One record's samples (unless already stored) and its companions', in the record's epoch with its key as
+    /// their record sequence. A CGM value may hold several records: only this key's observations are taken. A
+    /// companion (Glucose Measurement Context) has no time of its own and takes its measurement's (GLS §3.107).
+    static func samples(
+        of record: RecordTransfer<HealthCharacteristicValue>.RecordValues, epoch: UInt32, context: HealthRecordStreamContext
+    ) -> [HealthSample] {
+        let measured = (try? HealthDecoder.decode(characteristic: context.characteristic, bytes: record.record.bytes))?
+            .observations.filter { observation in
+                if case .minutesSinceSessionStart(let minutes) = observation.time, context.keys == .timeOffset {
+                    return minutes == record.key
+                }
+                return true
+            } ?? []
+        var samples: [HealthSample] = []
+        if !record.recordAlreadyStored {
+            samples += HealthHotLane.samples(
+                of: measured.filter { !$0.isIntermediate }, from: record.record, characteristic: context.characteristic,
+                clock: context.clock, lane: .cold)
+        }
+        let time = measured.first?.time ?? .notSupplied
+        for companion in record.companions {
+            guard let characteristic = HealthCharacteristic(rawValue: companion.characteristic),
+                let observations = try? HealthDecoder.decode(characteristic: characteristic, bytes: companion.bytes).observations
+            else { continue }
+            let timed = observations.map { observation in
+                var observation = observation
+                observation.time = time
+                return observation
+            }
+            samples += HealthHotLane.samples(
+                of: timed, from: companion, characteristic: characteristic, clock: context.clock, lane: .cold)
+        }
+        return samples.map { sample in
+            var sample = sample
+            sample.epoch = Int64(epoch)
+            sample.recordSequence = Int64(record.key)
+            return sample
+        }
+    }
+}

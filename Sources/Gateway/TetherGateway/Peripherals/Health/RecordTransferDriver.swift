@@ -1,0 +1,141 @@
+import BlueZ
+import HealthProfiles
+import TetherPrimitives
+
+/// The cold lane's I/O on one connection of one records-bearing service: it feeds a `RecordTransfer` the facts
+/// (record values, RACP indications, its timer, the link going down) one at a time from one inbox, and carries out
+/// its orders in order: WriteValue on the control point, a store through the `HealthRecordSink` awaited before the
+/// next order (RecordTransfer rule 2 holds them back until then), a timer on the gateway's clock. Nothing here
+/// decides anything.
+///
+/// One inbox and one loop make the facts a sequence: a record that arrives while a store is being written waits
+/// for it, as the sans-I/O core expects. The loop ends after the link-down fact; a store in flight then still
+/// completes (it is durable state, and the cursor in it is right).
+struct RecordTransferDriver: Sendable {
+    enum Event: Sendable {
+        /// A value of the records' characteristic or of a companion (Glucose Measurement Context).
+        case value(HealthCharacteristicValue)
+        /// The control point indicated these bytes.
+        case indication([UInt8])
+        case timer
+        /// The held indications have waited `settle`.
+        case settled
+        case linkDown
+    }
+
+    /// How long a control-point indication waits before the core hears of it, so that the records the device sent
+    /// before it (on the air, in order) are fed first. They reach the gateway on other streams than the indication
+    /// (an AcquireNotify socket or another D-Bus signal stream, each read by its own task), so the order between
+    /// them is lost here; a record fed after its request's response is taken again by a later request (keys make
+    /// that safe), but a probe answered before its record arrives would conclude the device holds nothing.
+    static let settle: Duration = .milliseconds(200)
+
+    let context: HealthRecordStreamContext
+    let controlPoint: GattCharacteristic
+    let writeTimeout: Duration
+    let records: any HealthRecordSink
+    /// Where values that are no record go (bytes a parser refuses are counted there, as for any value).
+    let values: any HealthValueSink
+    let clock: GatewayClock
+    let events: AsyncStream<Event>.Continuation
+    var transfer: RecordTransfer<HealthCharacteristicValue>
+    private var timer: Task<Void, Never>?
+    private var held: [[UInt8]] = []
+    private var settling: Task<Void, Never>?
+
+    init(
+        context: HealthRecordStreamContext, controlPoint: GattCharacteristic, writeTimeout: Duration,
+        configuration: RecordAccessConfiguration, cursor: RecordCursor, records: any HealthRecordSink,
+        values: any HealthValueSink, clock: GatewayClock, events: AsyncStream<Event>.Continuation
+    ) {
+        self.context = context
+        self.controlPoint = controlPoint
+        self.writeTimeout = writeTimeout
+        self.records = records
+        self.values = values
+        self.clock = clock
+        self.events = events
+        transfer = RecordTransfer(configuration: configuration, cursor: cursor)
+    }
+
+    /// Runs the procedure (and its catch-ups) until the link goes down.
+    mutating func run(_ inbox: AsyncStream<Event>) async {
+        await execute(transfer.start(now: clock.linkNow()))
+        for await event in inbox {
+            let now = clock.linkNow()
+            switch event {
+            case .value(let value):
+                guard let characteristic = HealthCharacteristic(rawValue: value.characteristic),
+                    let decoded = try? HealthDecoder.decode(characteristic: characteristic, bytes: value.bytes),
+                    let arrival = RecordArrival(decoded)
+                else {
+                    await values.received(value)
+                    continue
+                }
+                await execute(transfer.received(value, as: arrival, at: now))
+            case .indication(let bytes):
+                held.append(bytes)
+                if settling == nil {
+                    let (clock, events) = (clock, events)
+                    settling = Task {
+                        do { try await clock.sleep(Self.settle) } catch { return }
+                        events.yield(.settled)
+                    }
+                }
+            case .settled:
+                settling = nil
+                let indications = held
+                held = []
+                for bytes in indications {
+                    await execute(transfer.indicationReceived(bytes: bytes, at: clock.linkNow()))
+                }
+            case .timer:
+                await execute(transfer.timerFired(at: now))
+            case .linkDown:
+                await execute(transfer.disconnected(at: now))
+                timer?.cancel()
+                settling?.cancel()
+                return
+            }
+        }
+        timer?.cancel()
+        settling?.cancel()
+    }
+
+    private mutating func execute(_ orders: [RecordTransfer<HealthCharacteristicValue>.Order]) async {
+        var queue = orders[...]
+        while let order = queue.popFirst() {
+            switch order {
+            case .write(let bytes):
+                do {
+                    try await controlPoint.writeValue(bytes, type: .request, timeout: writeTimeout)
+                } catch let error as BlueZError where error.attErrorCode != nil {
+                    queue += transfer.writeFailed(attError: error.attErrorCode ?? 0, at: clock.linkNow())
+                } catch {
+                    // Not the device's answer (the link dropping, a local time-out): the client's response
+                    // time-out or the link-down fact ends the request.
+                }
+            case .store(let batch):
+                let durable = await records.store(batch, of: context)
+                queue += transfer.storeCompleted(durable: durable, at: clock.linkNow())
+            case .armTimer(let at):
+                timer?.cancel()
+                let (clock, events) = (clock, events)
+                timer = Task {
+                    let delay = clock.linkNow().duration(to: at)
+                    do { try await clock.sleep(max(delay, .zero)) } catch { return }
+                    events.yield(.timer)
+                }
+            case .cancelTimer:
+                timer?.cancel()
+                timer = nil
+            case .finished(let outcome):
+                await records.procedureEnded(.finished(outcome), of: context)
+            case .abandoned(let cursor):
+                await records.procedureEnded(.abandoned(cursor: cursor), of: context)
+            case .noted:
+                break
+            }
+        }
+    }
+}
