@@ -66,12 +66,19 @@ final class HealthSession: PeripheralSession {
         }
         let facts = await Self.readClock(link, at: clock)
         await sink.linkStarted(address: address, link: link.number, clock: facts)
+        // The records of a service the cold lane reads come through StartNotify, as its control point's indications
+        // do: both then arrive on one D-Bus connection in the order bluetoothd received them (the link's ATT order),
+        // which the transfer relies on to tell a record of an answer from one that came after it. An AcquireNotify
+        // socket is another path with a delay of its own.
+        let coldServices = sink.records == nil ? [] : Set(Self.recordStreams(in: link.services).map(\.0))
         var streams: [(HealthService, UInt16, NotificationBatches)] = []
         for (service, subscribed, characteristic) in wanted {
+            let isRecord = coldServices.contains(service)
+                && (service.keyedRecords.map { ([$0.records] + $0.companions).contains { $0.rawValue == subscribed.uuid } } ?? false)
             let subscription = try await link.notificationSource.subscribe(
                 to: GattCharacteristic(session: link.session, path: characteristic.path), of: link.device.path,
-                timeout: link.timeout, allowingStartNotify: link.notifyPreference != .acquireOnly,
-                indicatesOnly: characteristic.indicatesOnly)
+                timeout: link.timeout, allowingStartNotify: link.notifyPreference != .acquireOnly || isRecord,
+                indicatesOnly: characteristic.indicatesOnly || isRecord)
             streams.append((service, subscribed.uuid, subscription.values))
         }
         // The cold lane, once every measurement is subscribed: the control point's indications, then one driver per
