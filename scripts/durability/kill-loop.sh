@@ -38,7 +38,7 @@ while (($#)); do
     --max-delay) max_delay_ms=${2:?--max-delay needs milliseconds}; shift 2 ;;
     --keep) keep=true; shift ;;
     --no-build) build=false; shift ;;
-    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "kill-loop: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done

@@ -46,7 +46,7 @@ while (($#)); do
     --fault-every) fault_every=${2:?--fault-every needs seconds}; shift 2 ;;
     --keep) keep=true; shift ;;
     --no-build) build=false; shift ;;
-    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
