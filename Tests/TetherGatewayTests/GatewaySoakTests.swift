@@ -60,8 +60,14 @@ struct GatewaySoakTests {
                             && zip(devices, before).allSatisfy { $0.linksEstablished > $1 && $0.state == .connected }
                     }
                 } catch {
-                    let states = await gateway.devices().map {
-                        "\($0.address) \($0.state) links=\($0.linksEstablished) attempts=\($0.attempts) \($0.lastError ?? "")"
+                    var states: [String] = []
+                    for device in await gateway.devices() {
+                        let statistics = (try? await simulated.statistics(device.address)) ?? [:]
+                        let simulator = ["paired", "exported", "object_on_bus", "adapter_discovering", "removals", "connect_calls"]
+                            .map { "\($0)=\(statistics[$0].map { "\($0)" } ?? "?")" }.joined(separator: " ")
+                        states.append(
+                            "\(device.address) \(device.state) links=\(device.linksEstablished) attempts=\(device.attempts) "
+                                + "\(device.lastError ?? "") | simulator: \(simulator) | gateway: \(await gateway.diagnostics(device.address))")
                     }
                     Issue.record("not relinked after \(restart ? "a restart" : "a drop"): \(states)")
                     throw error

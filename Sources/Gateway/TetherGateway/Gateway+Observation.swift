@@ -68,6 +68,13 @@ extension Gateway {
         return nil
     }
 
+    /// For a test that failed: what the gateway's mirror and discovery state say about `address`.
+    public func diagnostics(_ address: String) async -> String {
+        let inMirror = await tree.devices[adapter.devicePath(address: address)] != nil
+        return "inMirror=\(inMirror) discovering=\(discovering) wanted=\(wanted.contains(address)) "
+            + "rebondPending=\(rebondPending.contains(address)) bluezSynchronized=\(bluezSynchronized)"
+    }
+
     func snapshot(_ address: String) -> GatewayDevice {
         var device = GatewayDevice(address: address)
         device.paired = wanted.contains(address)

@@ -102,6 +102,10 @@ enum SimulatorControl {
                         .variantDictionary([
                             "connected": .bool(await device.isConnected),
                             "paired": .bool(await device.isPaired),
+                            // What the device believes, and what the bus has: they differ only in a simulator bug.
+                            "exported": .bool(await device.isExported),
+                            "object_on_bus": .bool(simulator.connection.objectServer.exportedPaths.contains(device.path)),
+                            "adapter_discovering": .bool(await simulator.adapter.isDiscovering),
                             "notifications_sent": .uint32(UInt32(clamping: await device.notificationsSent)),
                             "writes_received": .uint32(UInt32(clamping: await device.writesReceived)),
                             "notifications_dropped": .uint32(UInt32(clamping: await device.notificationsDropped)),

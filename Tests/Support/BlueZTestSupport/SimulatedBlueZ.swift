@@ -78,7 +78,9 @@ public struct SimulatedBlueZ: Sendable {
 
     public func control(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
         try await connection.call(
-            destination: "org.bluez", path: "/io/tether/simulator", interface: "io.tether.Simulator1",
+            // By the simulator's unique name: org.bluez has no owner while bluetoothd restarts (the fault), and a
+            // control call in that window would fail with ServiceUnknown.
+            destination: simulator.connection.uniqueName, path: "/io/tether/simulator", interface: "io.tether.Simulator1",
             member: member, arguments: arguments, timeout: .seconds(10))
     }
 
