@@ -82,7 +82,7 @@ public final class DBusPrivateBus: Sendable {
                 address = try await reader.address()
             } catch {
                 _ = kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                Self.awaitExit(of: process)
                 let daemonLog = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
                 throw DBusError(.failed, "dbus-daemon did not start: \(error) \(daemonLog)")
             }
@@ -110,13 +110,23 @@ public final class DBusPrivateBus: Sendable {
             daemon = nil
             if process.isRunning {
                 _ = kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                Self.awaitExit(of: process)
             }
             return true
         }
         if stopped {
             try? FileManager.default.removeItem(atPath: directory)
         }
+    }
+
+    /// Waits (at most 5 s) until Foundation has seen the SIGKILLed daemon exit. Not `waitUntilExit()`: on Linux it
+    /// spins the calling thread's run loop until `isRunning` turns false, and in a loaded test run it once never
+    /// did, holding a thread of Swift's concurrency pool for good and with it the whole run (gdb: the thread in
+    /// `waitUntilExit` → `_CFRunLoopFinished`, 7 minutes). The daemon is dead either way; what is left is a zombie
+    /// Foundation reaps when it notices.
+    static func awaitExit(of process: Process) {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
     }
 
     // MARK: Setup

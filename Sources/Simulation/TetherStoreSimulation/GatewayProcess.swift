@@ -67,8 +67,16 @@ final class GatewayProcess {
     /// SIGKILL, then reap.
     func kill() {
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        awaitExit()
         close()
+    }
+
+    /// Until Foundation has seen the child exit, at most 10 s. Not `waitUntilExit()`, which spins the calling
+    /// thread's run loop until `isRunning` turns false and once never returned in a loaded test run (see
+    /// `DBusPrivateBus.awaitExit`). A SIGKILLed child is dead either way.
+    private func awaitExit() {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning, ContinuousClock.now < deadline { usleep(5_000) }
     }
 
     /// Closes stdin so the child ends its loop, and reaps it (SIGKILL after two seconds).
@@ -77,7 +85,7 @@ final class GatewayProcess {
         let deadline = Date().addingTimeInterval(2)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        awaitExit()
         close()
     }
 
