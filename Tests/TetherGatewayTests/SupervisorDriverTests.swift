@@ -351,7 +351,8 @@ struct SupervisorDriverTests {
                 let pending = await bench.driver.pendingOperationCount
                 return connected == .bool(true) && pending == 0
             }
-            #expect(await bench.phase(1) == .connected)
+            // The driver hears the answer on its own task: wait (bounded) for it to act on it.
+            try await waitUntil("the driver sees the device connected") { await bench.phase(1) == .connected }
             // At most the current generation's failed Connect (against the absent bluetoothd) counts: attempts are
             // forgiven by a healthy link, not by this Connect (rule 3); the stale failure would make it two.
             #expect((await bench.driver.status(of: address)?.attempts ?? 99) <= 1)
