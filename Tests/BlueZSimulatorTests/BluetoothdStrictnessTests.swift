@@ -47,6 +47,24 @@ struct BluetoothdStrictnessTests {
         }
     }
 
+    /// RemoveDevice while a Connect waits for its link (the gateway's InProgress clearing can do this): the Connect
+    /// fails and no link comes up on the removed object, so the device advertises again and is found again. The
+    /// simulator once brought the link up anyway: the device stayed "connected" with no object and never came back.
+    @Test func removeDeviceAbortsAConnectInFlight() async throws {
+        try await SimulatorHarness.with(Self.slowConnects()) { harness in
+            let connect = try await Self.connectInFlight(harness)
+            _ = try await harness.client.call(
+                destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1", member: "RemoveDevice",
+                arguments: [.objectPath(SimulatorHarness.firstDevice)])
+            await #expect(throws: DBusError.self) { try await connect.value }
+            let statistics = try await harness.control("GetStatistics", [.objectPath(SimulatorHarness.firstDevice)])
+            #expect(statistics.first?.variantDictionaryValue?["connected"]?.unwrappingVariants == .bool(false))
+            // Found again by discovery, it connects.
+            try await harness.discover()
+            try await harness.connect()
+        }
+    }
+
     @Test func lateNoReplyHoldsTheDroppedCallsAnswerUntilTheNameIsBack() async throws {
         try await SimulatorHarness.with(Self.slowConnects()) { harness in
             let owner = try #require(try await harness.client.nameOwner(of: "org.bluez"))

@@ -15,6 +15,7 @@ extension SimulatedDevice {
         guard !connecting else { throw BlueZError.inProgress }
         connecting = true
         let life = bluetoothdLife
+        let removalsAtStart = removals
         defer { if life == bluetoothdLife { connecting = false } }
         // The adapter counts LE connection attempts in flight (BlueZ serialises them; the gateway must too).
         await adapter.connectAttemptStarted()
@@ -25,6 +26,11 @@ extension SimulatedDevice {
         await adapter.connectAttemptEnded()
         guard life == bluetoothdLife else { throw await droppedByRestart() }
         connectWait = nil
+        // RemoveDevice while this Connect waited: bluetoothd aborts the connection attempt with the device
+        // (src/device.c device_remove → the pending connect fails). A link brought up now would belong to no
+        // object and never be torn down: the device would stay "connected", never advertise and never be found
+        // again (seen in GatewaySoakTests: removals=1, paired=false, not exported, 250 connects on a missing path).
+        guard removals == removalsAtStart else { throw BlueZError.failed("le-connection-abort-by-local") }
         if !pendingConnectFailures.isEmpty {
             throw pendingConnectFailures.removeFirst()
         }

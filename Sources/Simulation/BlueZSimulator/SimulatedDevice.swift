@@ -164,6 +164,7 @@ public actor SimulatedDevice {
     /// `Adapter1.RemoveDevice`: drop the link, the bond and every object (children first).
     func remove() async {
         removals += 1
+        connectWait?.cancel()  // a Connect waiting for its link is aborted (see `connect`)
         if isConnected { await dropLink(reason: ("org.bluez.Reason.Local", "Connection terminated by local host")) }
         unexportGatt()
         if isExported { connection.objectServer.unexport(path) }

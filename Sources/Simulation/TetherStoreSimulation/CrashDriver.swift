@@ -139,7 +139,15 @@ public struct CrashDriver {
                 if !killing, slots.allSatisfy({ $0.firmware.eventStore.isEmpty }) { break }
                 if let settleDeadline, now >= settleDeadline {
                     let left = slots.map(\.firmware.eventStore.count).reduce(0, +)
-                    report.violations.append("\(left) events still on the devices \(configuration.settleTimeout) after the last kill")
+                    // What each device holding events was doing, for the next person to read (seen twice in fresh-clone
+                    // runs: a few events held for the whole settle, not a slow machine).
+                    let holding = slots.indices.filter { !slots[$0].firmware.eventStore.isEmpty }.map { index in
+                        "device \(index): \(slots[index].firmware.eventStore.count) held, connected=\(slots[index].connected), "
+                            + "reconnectAt=\(slots[index].reconnectAt.map { "\($0.nanoseconds - now.nanoseconds) ns" } ?? "none"), "
+                            + "firmware deadline=\(slots[index].firmware.nextDeadline.map { "\($0.nanoseconds - now.nanoseconds) ns" } ?? "none")"
+                    }
+                    report.violations.append(
+                        "\(left) events still on the devices \(configuration.settleTimeout) after the last kill: \(holding.joined(separator: "; "))")
                     break
                 }
                 pump(until: nextDeadline(after: now))
