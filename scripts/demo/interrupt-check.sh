@@ -11,10 +11,11 @@ trap 'rm -f "$log"' EXIT
 run() {
     local signal=$1 expected=$2
     : >"$log"
-    # Job control gives the demo its own process group; without it bash starts background commands with SIGINT
-    # ignored, and an ignored signal cannot be trapped, so Ctrl-C would not reach the demo's handler.
+    # Without job control bash starts background commands with SIGINT ignored, and a signal ignored on entry cannot
+    # be trapped, so Ctrl-C would not reach the demo's handler. `set -m` is not enough where there is no terminal
+    # (a CI runner, setsid): job control is then off. `env --default-signal` restores SIGINT before the demo starts.
     set -m
-    scripts/demo.sh --no-install --duration 600 >"$log" 2>&1 &
+    env --default-signal=INT,QUIT scripts/demo.sh --no-install --duration 600 >"$log" 2>&1 &
     set +m
     local pid=$! waited
     for ((waited = 0; waited < 600; waited++)); do
