@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
-"""The kill loop's checks (scripts/durability/kill-loop.sh): what the simulated devices saw ACKed against the
-gateway's and the server's databases, and the gateway's feed cursors.
+"""The durability checks (scripts/durability/kill-loop.sh, power-cut.sh): what the simulated devices saw ACKed
+against the gateway's and the server's databases, and the gateway's feed cursors.
 
   check.py acked BUS SIM_JSON GATEWAY_DB [SERVER_DB]   every event a device forgot after an ACK must be in the
                                                        gateway's database (and on the server, when given); prints
                                                        `acked N missing_gateway M missing_server K` and exits 1
                                                        when anything is missing
+  check.py released-file LOG GATEWAY_DB [SERVER_DB]    the same, with the devices' record read from tether-sim's
+                                                       released-event log (`releasedLog`: one `address serial boot
+                                                       sequence` a line), which outlives the simulator
+  check.py same GATEWAY_DB SERVER_DB                   the gateway's events and the server's are the same set;
+                                                       prints `gateway N server M only_gateway A only_server B`
+  check.py after-cut LOG GATEWAY_DB SERVER_DB CURSORS  the power-cut rig's check after a cut, in one process (each
+                                                       start costs seconds under emulation): `released-file` against
+                                                       the gateway, integrity of both databases, and every feed
+                                                       cursor against its last sample in the CURSORS file (`name
+                                                       position` lines), to which this sample is appended
   check.py cursors GATEWAY_DB                          the gateway's sync cursors, one `name position` a line
   check.py totals GATEWAY_DB SERVER_DB                 `gateway_rows gateway_distinct server_rows server_distinct
                                                        gateway_integrity server_integrity`
@@ -17,6 +27,7 @@ below 65536 events per boot, which `acked` checks.
 Only the standard library and python3-dbus (Debian) are used. The databases are opened read-only.
 """
 import json
+import os
 import sqlite3
 import sys
 
@@ -66,15 +77,39 @@ def wrapped(rows):
     return {(serial, int(boot), int(sequence) % WRAP) for serial, boot, sequence in rows}
 
 
+def released_file(path):
+    """Like `released`, from tether-sim's released-event log. A line cut short by the power cut is not counted."""
+    keys = set()
+    count = 0
+    with open(path) as handle:
+        for line in handle:
+            fields = line.split()
+            if not line.endswith("\n") or len(fields) != 4:
+                continue
+            _, serial, boot, sequence = fields
+            keys.add((serial, int(boot), int(sequence) % WRAP))
+            count += 1
+    return keys, count
+
+
 def acked(arguments):
     bus_address, sim_json, gateway = arguments[:3]
     keys, count = released(bus_address, sim_json)
+    return compare(keys, count, gateway, arguments[3] if len(arguments) > 3 else None)
+
+
+def acked_file(arguments):
+    keys, count = released_file(arguments[0])
+    return compare(keys, count, arguments[1], arguments[2] if len(arguments) > 2 else None)
+
+
+def compare(keys, count, gateway, server):
     gateway_rows = gateway_keys(gateway)
     if any(int(sequence) >= WRAP for _, _, sequence in gateway_rows):
         sys.stderr.write("check: a sequence reached 2^16; matching modulo 2^16 is no longer exact\n")
         return 1
     missing_gateway = sorted(keys - wrapped(gateway_rows))
-    missing_server = sorted(keys - wrapped(server_keys(arguments[3]))) if len(arguments) > 3 else []
+    missing_server = sorted(keys - wrapped(server_keys(server))) if server else []
     print("acked %d missing_gateway %d missing_server %d" % (count, len(missing_gateway), len(missing_server)))
     if count != len(keys):
         sys.stderr.write("check: a device released %d events with only %d distinct keys\n" % (count, len(keys)))
@@ -112,8 +147,51 @@ def totals(arguments):
     return 0
 
 
+def same(arguments):
+    gateway = wrapped(gateway_keys(arguments[0]))
+    server = wrapped(server_keys(arguments[1]))
+    only_gateway, only_server = gateway - server, server - gateway
+    print("gateway %d server %d only_gateway %d only_server %d" % (len(gateway), len(server), len(only_gateway), len(only_server)))
+    for what, keys in (("gateway", only_gateway), ("server", only_server)):
+        if keys:
+            sys.stderr.write("check: only on the %s: %s%s\n" % (what, sorted(keys)[:5], " ..." if len(keys) > 5 else ""))
+    return 1 if only_gateway or only_server else 0
+
+
+def after_cut(arguments):
+    log, gateway, server, samples = arguments[:4]
+    failed = acked_file([log, gateway]) != 0
+    results = (integrity(gateway), integrity(server) if os.path.exists(server) else "ok")
+    print("integrity %s %s" % results)
+    failed = failed or results != ("ok", "ok")
+    last = {}
+    if os.path.exists(samples):
+        with open(samples) as handle:
+            for line in handle:
+                name, _, position = line.strip().partition(" ")
+                if position.isdigit():
+                    last[name] = int(position)
+    try:
+        rows = connect(gateway).execute("SELECT name, value FROM syncCursor ORDER BY name").fetchall()
+    except sqlite3.OperationalError:
+        rows = []
+    with open(samples, "a") as handle:
+        for name, value in rows:
+            position = value.rsplit(".", 1)[-1]
+            if not position.isdigit():
+                continue
+            previous = last.get(name)
+            moved_back = previous is not None and int(position) < previous
+            print("cursor %s %s (last sample %s)%s" % (name, position, previous, " MOVED BACK" if moved_back else ""))
+            failed = failed or moved_back
+            handle.write("%s %s\n" % (name, position))
+    return 1 if failed else 0
+
+
 def main(arguments):
-    commands = {"acked": (acked, 3), "cursors": (cursors, 1), "totals": (totals, 2)}
+    commands = {"acked": (acked, 3), "released-file": (acked_file, 2), "same": (same, 2), "after-cut": (after_cut, 4),
+                "cursors": (cursors, 1),
+                "totals": (totals, 2)}
     if not arguments or arguments[0] not in commands or len(arguments) - 1 < commands[arguments[0]][1]:
         sys.stderr.write(__doc__)
         return 2

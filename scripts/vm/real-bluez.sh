@@ -13,7 +13,8 @@
 # Environment: TETHER_VM_ACCEL=kvm|tcg (skip the probe), TETHER_VM_LINK=static|shared (see step 2),
 # TETHER_VM_CACHE (kernel + initramfs cache),
 # TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_CONFIGURATION (release),
-# TETHER_VM_BOOT_SECONDS (bound, 540).
+# TETHER_VM_BOOT_SECONDS (bound, 540), TETHER_VM_PRODUCTS (the binaries to build and copy, instead of the
+# scenario's "# needs:" line), TETHER_VM_PREPARE_ONLY (see step 6).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -77,7 +78,8 @@ case $link in
     *) echo "real-bluez: TETHER_VM_LINK must be static or shared, not '$link'" >&2; exit 2 ;;
 esac
 # A scenario names the products it runs on a "# needs:" line.
-read -r -a products <<< "$(sed -n 's/^# needs: *//p' "$harness/scenarios/$scenario.sh" | head -1)"
+# TETHER_VM_PRODUCTS overrides it (the power-cut rig, which brings its own stage 2).
+read -r -a products <<< "${TETHER_VM_PRODUCTS:-$(sed -n 's/^# needs: *//p' "$harness/scenarios/$scenario.sh" | head -1)}"
 for product in "${products[@]+"${products[@]}"}"; do
     echo "== swift build ${build_flags[*]} --product $product"
     timeout 1800 swift build "${build_flags[@]}" --scratch-path "$scratch" --product "$product"
@@ -181,6 +183,13 @@ case $accel in
 esac
 timing[kvm_probe]=$(elapsed "$step")
 [ "$accel" = tcg ] && echo "== KVM not usable here (probe did not reach the guest); software emulation (TCG)"
+
+# TETHER_VM_PREPARE_ONLY=FILE: stop here and leave the qemu arguments in FILE (bash, to source) for a harness
+# that boots the VM itself (scripts/durability/power-cut.sh: many boots of one disk, each cut by SIGKILL).
+if [ -n "${TETHER_VM_PREPARE_ONLY:-}" ]; then
+    declare -p accel_args qemu_common kernel_args run > "$TETHER_VM_PREPARE_ONLY"
+    exit 0
+fi
 
 # 6. Boot, run, power off: bounded as a whole.
 step=$(now)

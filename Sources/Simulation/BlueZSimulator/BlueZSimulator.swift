@@ -15,7 +15,7 @@ public actor BlueZSimulator {
     public nonisolated let configuration: SimulatorConfiguration
     private var restarting = false
 
-    private init(connection: DBusConnection, configuration: SimulatorConfiguration) {
+    private init(connection: DBusConnection, configuration: SimulatorConfiguration, releasedLog: ReleasedEventLog?) {
         self.connection = connection
         self.configuration = configuration
         let adapter = SimulatedAdapter(
@@ -26,7 +26,8 @@ public actor BlueZSimulator {
         devices = configuration.devices.enumerated().map { index, device in
             SimulatedDevice(
                 configuration: device, adapterPath: "/org/bluez/hci0", connection: connection, adapter: adapter,
-                agents: agents, link: configuration.link, seed: configuration.seed &+ UInt64(index) &* 7919)
+                agents: agents, link: configuration.link, seed: configuration.seed &+ UInt64(index) &* 7919,
+                releasedLog: releasedLog)
         }
     }
 
@@ -34,12 +35,15 @@ public actor BlueZSimulator {
     public static func start(configuration: SimulatorConfiguration, bus: DBusBusAddress) async throws
         -> BlueZSimulator
     {
+        let releasedLog = try configuration.releasedLog.map { try ReleasedEventLog(path: $0) }
         let connection = try await DBusConnection.connect(to: bus)
-        let simulator = BlueZSimulator(connection: connection, configuration: configuration)
+        let simulator = BlueZSimulator(connection: connection, configuration: configuration, releasedLog: releasedLog)
         await simulator.adapter.attach(simulator.devices)
         try connection.objectServer.addObjectManager(at: .root)
         try await connection.objectServer.export([SimulatorControl.interface(simulator)], at: SimulatorControl.path)
         try await simulator.exportBlueZ()
+        // Devices bonded before the start (`DeviceConfiguration.bonded`) are loaded from storage, as bluetoothd does.
+        for device in simulator.devices { await device.reloadIfBonded() }
         let departures = try await connection.nameOwnerChanges()
         Task { [weak simulator] in
             for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {

@@ -45,7 +45,9 @@ extension SimulatedDevice {
             switch action {
             case .notify(let value): outbox.append(value)
             case .disconnect: Task { await self.remoteDisconnect() }
-            case .released(let events): releasedEvents += events
+            case .released(let events):
+                releasedLog?.append(events, address: configuration.address, serial: configuration.serial)
+                releasedEvents += events
             case .settings(let fact): settingsFacts.append(fact)
             }
         }

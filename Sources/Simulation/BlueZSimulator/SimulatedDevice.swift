@@ -20,6 +20,8 @@ public actor SimulatedDevice {
     let agents: SimulatedAgentManager
     let link: LinkModel
     var random: SplitMix64
+    /// Where released events are recorded outside the simulator (`SimulatorConfiguration.releasedLog`), if anywhere.
+    let releasedLog: ReleasedEventLog?
 
     // Device1 state.
     internal(set) var isExported = false
@@ -99,7 +101,8 @@ public actor SimulatedDevice {
 
     init(
         configuration: DeviceConfiguration, adapterPath: DBusObjectPath, connection: DBusConnection,
-        adapter: SimulatedAdapter, agents: SimulatedAgentManager, link: LinkModel, seed: UInt64
+        adapter: SimulatedAdapter, agents: SimulatedAgentManager, link: LinkModel, seed: UInt64,
+        releasedLog: ReleasedEventLog? = nil
     ) {
         self.configuration = configuration
         path = DBusObjectPath(
@@ -109,8 +112,11 @@ public actor SimulatedDevice {
         self.agents = agents
         self.link = link
         random = SplitMix64(seed: seed)
+        self.releasedLog = releasedLog
+        isPaired = configuration.bonded
+        trusted = configuration.bonded
         let profile = configuration.firmware.profile(serial: configuration.serial)
-        firmware = DeviceModel(profile: profile, bootedAt: WallClock.now())
+        firmware = DeviceModel(profile: profile, bootCounter: configuration.bootCounter, bootedAt: WallClock.now())
         if let settings = configuration.health {
             var seeded = settings
             seeded.seed = settings.seed ^ seed

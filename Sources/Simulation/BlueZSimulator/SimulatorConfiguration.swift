@@ -12,6 +12,11 @@ public struct SimulatorConfiguration: Codable, Hashable, Sendable {
     public var seed: UInt64 = 1
     public var link: LinkModel = LinkModel()
     public var devices: [DeviceConfiguration] = []
+    /// A file every device appends each event its firmware forgot after the gateway's ACK to, one line
+    /// `<address> <serial> <boot> <sequence>`, written (write(2), O_APPEND) before the firmware goes on. The power-cut
+    /// rig (scripts/durability/power-cut.sh) keeps it outside the VM whose power it cuts, so the devices' record of
+    /// what was ACKed survives the cut that takes the simulator with it.
+    public var releasedLog: String?
 
     public init(devices: [DeviceConfiguration] = [], seed: UInt64 = 1) {
         self.devices = devices
@@ -25,6 +30,7 @@ public struct SimulatorConfiguration: Codable, Hashable, Sendable {
         seed = try container.decodeIfPresent(UInt64.self, forKey: .seed) ?? seed
         link = try container.decodeIfPresent(LinkModel.self, forKey: .link) ?? link
         devices = try container.decodeIfPresent([DeviceConfiguration].self, forKey: .devices) ?? []
+        releasedLog = try container.decodeIfPresent(String.self, forKey: .releasedLog)
     }
 
     /// Reads a JSON configuration file.
@@ -102,6 +108,13 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
     /// users, faults, measurement interval, seed). It offers the profile's services, Current Time where it has a
     /// clock, and Device Information; no Tether service, no manufacturer data unless configured.
     public var health: HealthDeviceSettings?
+    /// The firmware's boot counter at start (link protocol §9.8: a real device keeps it in flash across power loss).
+    /// A rig that restarts the simulator gives each start counters above every earlier one, so an event never
+    /// reuses an earlier event's (boot, sequence) key.
+    public var bootCounter: UInt16 = 1
+    /// Bonded before the simulator started: bluetoothd loads the bond from storage (/var/lib/bluetooth), so the
+    /// device is on the bus, Paired and Bonded, without advertising or a Pair.
+    public var bonded: Bool = false
 
     public init(address: String) {
         self.address = address
@@ -123,6 +136,8 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
         tetherService = try container.decodeIfPresent(Bool.self, forKey: .tetherService) ?? tetherService
         gapName = try container.decodeIfPresent(String.self, forKey: .gapName)
         health = try container.decodeIfPresent(HealthDeviceSettings.self, forKey: .health)
+        bootCounter = try container.decodeIfPresent(UInt16.self, forKey: .bootCounter) ?? bootCounter
+        bonded = try container.decodeIfPresent(Bool.self, forKey: .bonded) ?? bonded
         if health != nil {
             tetherService = false
             if !container.contains(.manufacturerData) { manufacturerData = [:] }
