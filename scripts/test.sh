@@ -2,9 +2,9 @@
 # The test command: installs what the tests need, builds, runs every test suite, then the leak checks alone,
 # checks the sync server against its OpenAPI contract (schemathesis), a short libFuzzer smoke run of the frame
 # decoder, then a short end-to-end demo (TETHER_DEMO_SECONDS, default 20; 0 skips it), a check that the demo cleans
-# up when interrupted, a short whole-daemon kill loop (TETHER_KILLS, default 3), and the .deb installed into a
-# throwaway root; the real-BlueZ VM scenario runs before the .deb test. Exits non-zero if anything fails. `.ci/run`
-# calls this script with CI=true.
+# up when interrupted, a short whole-daemon kill loop (TETHER_KILLS, default 3), the real-BlueZ VM scenario, three
+# power cuts of a VM running the system (TETHER_POWER_CUTS), and the .deb installed into a throwaway root. Exits
+# non-zero if anything fails. `.ci/run` calls this script with CI=true.
 #
 # Under CI (CI=true) nothing may vanish with the run green: a skipped or cancelled test fails the run unless
 # scripts/ci/allowed-skips.txt names it (it is empty), and the real-BlueZ VM scenario must run
@@ -94,6 +94,29 @@ else
         echo "== real-BlueZ VM scenario SKIPPED on this machine (see the banner above)"
     elif [ "$status" != 0 ]; then
         echo "real-BlueZ VM scenario failed with status $status" >&2
+        exit 1
+    fi
+fi
+# Power cuts (issue 17; docs/design/durability.md, "Power cuts"): the system in the same VM with its state on an ext4
+# virtio disk, qemu SIGKILLed at seeded moments while devices stream; each next boot checks every ACKed event is
+# stored, integrity and cursors, and a last boot drains. TETHER_POWER_CUTS cuts (default 3; the long run is
+# `scripts/durability/power-cut.sh`, 200 cuts). Skipped and required exactly as the VM scenario above.
+if [ "${TETHER_REAL_BLUEZ:-1}" = 0 ] || [ "${TETHER_POWER_CUTS:-3}" = 0 ]; then
+    if [ "${TETHER_REQUIRE_REAL_BLUEZ:-0}" = 1 ]; then
+        echo "the power-cut rig is required in CI (TETHER_REQUIRE_REAL_BLUEZ=1)" >&2
+        exit 1
+    fi
+    echo "== power-cut rig NOT RUN (TETHER_REAL_BLUEZ=0 or TETHER_POWER_CUTS=0)"
+else
+    echo "== power cuts (scripts/durability/power-cut.sh --cuts ${TETHER_POWER_CUTS:-3})"
+    set +e
+    TETHER_VM_LINK=shared scripts/durability/power-cut.sh --cuts "${TETHER_POWER_CUTS:-3}"
+    status=$?
+    set -e
+    if [ "$status" = 77 ] && [ "${TETHER_REQUIRE_REAL_BLUEZ:-0}" != 1 ]; then
+        echo "== power-cut rig SKIPPED on this machine (see the banner above)"
+    elif [ "$status" != 0 ]; then
+        echo "power-cut rig failed with status $status" >&2
         exit 1
     fi
 fi

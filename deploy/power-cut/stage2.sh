@@ -42,8 +42,13 @@ trap 'finish "FAIL stage 2 exited unexpectedly"' EXIT
 printf '#!/bin/sh\nexec /usr/sbin/modprobe -d /kernel "$@"\n' > /run/modprobe && chmod +x /run/modprobe
 echo /run/modprobe > /proc/sys/kernel/modprobe
 /run/modprobe -a virtio_blk ext4 || { finish "FAIL could not load virtio_blk and ext4"; exit 1; }
-for _ in $(seq 100); do [ -b /dev/vda ] && break; sleep 0.1; done
-mkdir -p /state
+for _ in $(seq 100); do [ -b /dev/vda ] && [ -b /dev/vdb ] && break; sleep 0.1; done
+mkdir -p /state /binaries
+# The second disk: the binaries, and the Swift runtime of a shared-link build, mounted over the 9p copy stage 1
+# mounted (power-cut.sh: from a disk the page cache keeps them between process starts).
+mount -t ext4 -o ro /dev/vdb /binaries || { finish "FAIL could not mount the binaries disk"; exit 1; }
+swiftlib=$(sed -n 's/.*tether\.swiftlib=\([^ ]*\).*/\1/p' /proc/cmdline)
+if [ -n "$swiftlib" ] && [ -d /binaries/swiftlib ]; then mount --bind /binaries/swiftlib "$swiftlib"; fi
 # data=ordered (ext4's default) and barriers on: what a Debian install on an SD card or SSD runs with.
 mount -t ext4 /dev/vda /state || { finish "FAIL could not mount the state disk"; exit 1; }
 log "mode $mode, $devices devices, state disk mounted (journal recovery, if any, in dmesg)"
@@ -52,7 +57,7 @@ dmesg | grep -E 'EXT4-fs.*(recover|orphan|error)' >> "/work/guest-$cycle.log"
 ip link set lo up  # tetherd syncs to tether-server on 127.0.0.1
 dbus-uuidgen > /etc/machine-id && cp /etc/machine-id /var/lib/dbus/machine-id
 cd /work/guest
-bin=/work/bin
+bin=/binaries/bin
 python=/usr/bin/python3
 tool=power-cut
 keep=true
