@@ -12,13 +12,14 @@ tether-sim, and the verdict on the samples.
 
 Pass (after the warm-up): resident memory grows less than 2 MiB per hour (projected from the least-squares slope),
 the floor of descriptors and of threads does not rise (the lowest count in the window's last third is at most 2 above
-the lowest in its first third), and the WAL stays below 64 MiB (the daemon checkpoints every 250 ms, so it never
+the lowest in its first third; 5 in a window shorter than 30 minutes), and the WAL stays below 64 MiB (the daemon checkpoints every 250 ms, so it never
 grows with the run). Descriptors and threads swing with activity (a link's sockets, Dispatch's workers: 11 to 23
 threads within a minute), so their slopes are printed but not judged; what a leak does is raise the floor they
 swing from. The memory bound holds for a window of 30 minutes or more; in a shorter window (the five-minute run in
 CI) the memory slope is not held to that bound: a debug build's heap was still growing by megabytes a minute two
 minutes after start, which a window of minutes cannot tell from a leak; so a short window is held only to a loose
-bound (256 MiB per hour: the SyncService timer leak grew 5 GiB per hour). The
+bound (256 MiB per hour: the SyncService timer leak grew 5 GiB per hour). The short CI run catches gross leaks,
+not slow ones. The
 outbox's oldest command is reported, not judged here: after the run, sync must drain (soak.sh's verification).
 
 Only the standard library and python3-dbus (Debian) are used. The database is opened read-only.
@@ -36,6 +37,10 @@ LONG_WINDOW_HOURS = 0.5
 MEMORY_KIB_PER_HOUR = 2048
 SHORT_MEMORY_KIB_PER_HOUR = 256 << 10
 FLOOR_RISE = 2
+# A window of minutes starts while Dispatch's worker pool and the links' sockets are still settling (a five-minute run
+# under load: the thread floor 15 then 17 with nothing leaking), so it allows a rise of 5: a leak of one thread or
+# descriptor per injected fault (about one a minute) still fails it.
+SHORT_FLOOR_RISE = 5
 WAL_BYTES = 64 << 20
 
 
@@ -124,7 +129,7 @@ def analyze(path, warmup):
             bound = MEMORY_KIB_PER_HOUR if long_run else SHORT_MEMORY_KIB_PER_HOUR
             if per_hour > bound:
                 failures.append("resident memory grows %.0f KiB per hour after the warm-up (bound %d)" % (per_hour, bound))
-        elif last_floor - first_floor > FLOOR_RISE:
+        elif last_floor - first_floor > (FLOOR_RISE if long_run else SHORT_FLOOR_RISE):
             failures.append("the floor of %s rose from %d to %d" % (column, first_floor, last_floor))
     wal = max(row["wal_bytes"] for row in rows)
     report += [("wal_bytes_max", int(wal)), ("database_bytes_last", int(after[-1]["database_bytes"])),

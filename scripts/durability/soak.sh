@@ -15,7 +15,7 @@
 #
 # Usage: scripts/durability/soak.sh [--minutes M] [--devices N] [--seed S] [--sample S] [--warmup S]
 #                                   [--fault-every S] [--keep] [--no-build]
-#   --minutes M      how long the devices stream (default 120, the long run; 5 is a quick check, not yet run by CI)
+#   --minutes M      how long the devices stream (default 120, the long run; scripts/test.sh runs 5)
 #   --devices N      simulated devices, 1 to 10 (default 10: tetherd holds at most 10 links, bluetooth.max_connections)
 #   --seed S         seeds the fault schedule (default 1)
 #   --sample S       seconds between samples (default 10)
