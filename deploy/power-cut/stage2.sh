@@ -148,6 +148,18 @@ stop_all() {
     done
 }
 
+# After a cut: check what it left, start everything, and return once the devices are connected and ACKs flow in
+# this boot (under emulation the users' first hits take seconds; a cut before that would test nothing new).
+recover_and_stream() {
+    if ! check_state; then trap - EXIT; finish "FAIL check after $1: $(tr '\n' ';' < "/work/check-$cycle.txt")"; exit 1; fi
+    log "check passed: $(head -1 "/work/check-$cycle.txt")"
+    start_system
+    wait_for "every device connected" 120 connected || { finish "FAIL devices did not reconnect"; exit 1; }
+    log "every device connected"
+    start_load
+    wait_for "events ACKed in this boot" 180 acking || { finish "FAIL no event was ACKed in this boot"; exit 1; }
+}
+
 case $mode in
 setup)
     [ -f /work/control ] && log "CONTROL RUN: tetherd and tether-server under eatmydata (no fsync)"
@@ -165,14 +177,7 @@ setup)
     finish "PASS setup"
     ;;
 cut)
-    if ! check_state; then trap - EXIT; finish "FAIL check after cut $((cycle - 1)): $(tr '\n' ';' < "/work/check-$cycle.txt")"; exit 1; fi
-    log "check passed: $(head -1 "/work/check-$cycle.txt")"
-    start_system
-    wait_for "every device connected" 120 connected || { finish "FAIL devices did not reconnect"; exit 1; }
-    log "every device connected"
-    start_load
-    # Cut only once ACKs flow in this boot (under emulation the users' first hits take seconds).
-    wait_for "events ACKed in this boot" 180 acking || { finish "FAIL no event was ACKed in this boot"; exit 1; }
+    recover_and_stream "cut $((cycle - 1))"
     echo streaming > "/work/streaming-$cycle"
     log "streaming; waiting for the cut"
     # The host cuts the power; this bound only stops a host that never does.
@@ -181,13 +186,7 @@ cut)
     finish "FAIL the host never cut the power"
     ;;
 final)
-    if ! check_state; then trap - EXIT; finish "FAIL check after the last cut: $(tr '\n' ';' < "/work/check-$cycle.txt")"; exit 1; fi
-    log "check passed: $(head -1 "/work/check-$cycle.txt")"
-    start_system
-    wait_for "every device connected" 120 connected || { finish "FAIL devices did not reconnect"; exit 1; }
-    log "every device connected"
-    start_load
-    wait_for "events ACKed in this boot" 180 acking || { finish "FAIL no event was ACKed in this boot"; exit 1; }
+    recover_and_stream "the last cut"
     kill -TERM -- "-$load_pid" 2>/dev/null
     # Drain: no device holds an event, the outbox is empty, and the server has what the gateway has.
     drained=false
