@@ -88,9 +88,7 @@ let package = Package(
             name: "MCUbootImageFuzzer",
             dependencies: [.product(name: "MCUbootImage", package: "Tether")]
         ),
-    ],
-    swiftLanguageModes: [.v6]
-)
+
         // The simulated MCUmgr device (SMPDeviceModel): datagrams and resets in fuzzer-chosen order; every answer must
         // be a response to its request, and MCUboot must only ever boot an image that verifies.
         .executableTarget(
@@ -100,4 +98,7 @@ let package = Package(
                 .product(name: "CBOR", package: "Tether"),
             ]
         ),
+    ],
+    swiftLanguageModes: [.v6]
+)
 
