@@ -77,6 +77,23 @@ import TetherTestSupport
         #expect(primary == oldHash && confirmed)
     }
 
+    /// The image already runs: confirmed, nothing is sent again (its upload would be refused, it is the active image);
+    /// on test, it is confirmed without another upload.
+    @Test func anImageThatAlreadyRunsIsNotSentAgain() async throws {
+        let server = try SimulatedDevice.start()
+        defer { server.stop() }
+        let (tested, _) = try await Self.update("ecdsa-p256-hash", server: server, leaveInTest: true)
+        #expect(try tested.get() == .runningInTest(version: "0.9.12.3"))
+        let afterFirst = server.datagramsReceived
+        let (confirmed, events) = try await Self.update("ecdsa-p256-hash", server: server)
+        #expect(try confirmed.get() == .confirmed(version: "0.9.12.3"))
+        #expect(!events.contains(.markedForTest) && events.last == .confirmed)
+        #expect(server.datagramsReceived == afterFirst + 2, "a state read and the confirmation, no upload")
+        let (again, _) = try await Self.update("ecdsa-p256-hash", server: server)
+        #expect(try again.get() == .alreadyRunning(version: "0.9.12.3"))
+        #expect(server.datagramsReceived == afterFirst + 3)
+    }
+
     @Test(arguments: ["untrusted-ed25519", "unsigned"])
     func anUntrustedImageIsRefusedBeforeADatagramIsSent(_ name: String) async throws {
         let server = try SimulatedDevice.start()

@@ -66,6 +66,8 @@ extension FirmwareCommand {
                 }
                 switch outcome {
                 case .confirmed(let version): Output.line(json ? #"{"outcome":"confirmed","version":"\#(version)"}"# : "done: \(version) runs, confirmed")
+                case .alreadyRunning(let version):
+                    Output.line(json ? #"{"outcome":"already-running","version":"\#(version)"}"# : "done: \(version) already runs, confirmed (nothing sent)")
                 case .runningInTest(let version):
                     Output.line(json ? #"{"outcome":"test","version":"\#(version)"}"# : "done: \(version) runs on test (not confirmed)")
                 }

@@ -6,6 +6,8 @@ import SMP
 /// has not proved it runs (issue 16, "The update flow"; mcumgr-android PR#18: confirm the running slot only after
 /// checking its hash):
 ///  1. Verify the image against the trusted keys, before a socket is opened: an untrusted image never leaves.
+///     Then read the device's state: when the image already runs, confirmed, there is nothing to do; when it runs on
+///     test, go straight to 5 (uploading it again would be refused: it is the active image).
 ///  2. Upload it with the ImageUploader (parameters read, up to buf_count − 1 requests in flight, resume by `sha`).
 ///  3. Mark its SHA256 TLV hash for test, reset the device.
 ///  4. Wait for the device to answer again (it reboots and MCUboot swaps), then read its state.
@@ -38,6 +40,8 @@ public struct FirmwareUDPUpdate: Sendable {
         case confirmed(version: String)
         /// The new image runs on test (`leaveInTest`).
         case runningInTest(version: String)
+        /// The device already ran the image, confirmed: nothing was sent.
+        case alreadyRunning(version: String)
     }
 
     public enum Failure: Error, Hashable, Sendable, CustomStringConvertible {
@@ -86,6 +90,17 @@ public struct FirmwareUDPUpdate: Sendable {
         } catch {
             throw .device(error)
         }
+        let before: SMPImageState
+        do {
+            before = try client.imageState()
+        } catch {
+            throw .device(error)
+        }
+        if let running = before.images.first(where: { $0.active && $0.hash == hash }) {
+            observe(.running(running))
+            if running.confirmed { return .alreadyRunning(version: running.version) }
+            return try confirm(running, hash: hash, client: client, options: options, observe: observe)
+        }
         // Rule 2.
         var uploaderConfiguration = options.uploader
         uploaderConfiguration.client = configuration
@@ -119,6 +134,13 @@ public struct FirmwareUDPUpdate: Sendable {
         observe(.running(running))
         // Rule 5.
         guard running.hash == hash else { throw .reverted(runningVersion: running.version, runningHash: running.hash) }
+        return try confirm(running, hash: hash, client: client, options: options, observe: observe)
+    }
+
+    /// Rule 5, for the image running with the new hash.
+    private func confirm(
+        _ running: SMPImageSlotState, hash: [UInt8], client: FirmwareUDPClient, options: Options, observe: (Event) -> Void
+    ) throws(Failure) -> Outcome {
         if options.leaveInTest { return .runningInTest(version: running.version) }
         let confirmed: SMPImageState
         do {
