@@ -19,7 +19,7 @@ import TetherTestSupport
         })
     }
 
-    static func update(_ name: String, server: SMPUDPDeviceServer, leaveInTest: Bool = false) async throws
+    static func update(_ name: String, server: SMPUDPDeviceServer, leaveInTest: Bool = false, lossy: Bool = false) async throws
         -> (Result<FirmwareUDPUpdate.Outcome, FirmwareUDPUpdate.Failure>, [FirmwareUDPUpdate.Event])
     {
         let update = FirmwareUDPUpdate(image: try SimulatedDevice.image(name), trustedKeys: try trustedKeys())
@@ -27,10 +27,20 @@ import TetherTestSupport
         var options = FirmwareUDPUpdate.Options()
         options.leaveInTest = leaveInTest
         options.comeBackWithin = .seconds(20)
+        var configuration = SMPUDPSession.configuration()
+        if lossy {
+            // Lost answers are waited for: keep the waits short so that the test is quick (the retries still bound them).
+            configuration.timeout = .milliseconds(150)
+            configuration.retries = 5
+            options.uploader.firstChunkTimeout = .milliseconds(150)
+        }
         let frozen = options
+        let frozenConfiguration = configuration
         return try await onOwnThread {
             var events: [FirmwareUDPUpdate.Event] = []
-            let result = Result { () throws(FirmwareUDPUpdate.Failure) in try update.run(target: target, options: frozen) { events.append($0) } }
+            let result = Result { () throws(FirmwareUDPUpdate.Failure) in
+                try update.run(target: target, configuration: frozenConfiguration, options: frozen) { events.append($0) }
+            }
             return (result, events)
         }
     }
@@ -50,6 +60,21 @@ import TetherTestSupport
         #expect(running.hash == newHash && running.active && !running.confirmed)
         let (primary, confirmed, resets) = server.withDevice { ($0.slots.primary.hash, $0.slots.primaryConfirmed, $0.slots.resets) }
         #expect(primary == newHash && confirmed && resets == 1)
+    }
+
+    /// UDP loses datagrams: with every 7th answer lost (the request still carried out), the windowed upload and the
+    /// state requests are retried and the update still ends with the new image confirmed.
+    @Test func theUpdateSurvivesLostAnswers() async throws {
+        let server = try SimulatedDevice.start(bufferSize: 256, bufferCount: 4)
+        defer { server.stop() }
+        server.dropAnswers(every: 7)
+        let (result, _) = try await Self.update("ecdsa-p256-hash", server: server, lossy: true)
+        #expect(try result.get() == .confirmed(version: "0.9.12.3"))
+        let newHash = try #require(SlotImage(try SimulatedDevice.image("ecdsa-p256-hash"))).hash
+        #expect(server.withDevice { $0.slots.primary.hash } == newHash)
+        // At least 14 datagrams, so at least two answers were lost (a later answer in the window acknowledges a chunk
+        // whose answer was lost; a lost answer to a lone request is retried).
+        #expect(server.datagramsReceived >= 14)
     }
 
     @Test func leftInTestTheImageRevertsAtTheNextReset() async throws {

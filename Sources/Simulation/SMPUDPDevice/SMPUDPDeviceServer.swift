@@ -17,6 +17,8 @@ public final class SMPUDPDeviceServer: @unchecked Sendable {
     private var stopping = false
     private var answersToDrop = 0
     private var received = 0
+    private var answered = 0
+    private var dropEvery = 0
     private let finished = DispatchSemaphore(value: 0)
     private var thread: Thread?
 
@@ -48,6 +50,14 @@ public final class SMPUDPDeviceServer: @unchecked Sendable {
     public func dropAnswers(_ count: Int) {
         lock.lock()
         answersToDrop += count
+        lock.unlock()
+    }
+
+    /// Every `n`th answer from now on is lost (0: none), for loss in the middle of an upload.
+    public func dropAnswers(every n: Int) {
+        lock.lock()
+        dropEvery = n
+        answered = 0
         lock.unlock()
     }
 
@@ -84,8 +94,9 @@ public final class SMPUDPDeviceServer: @unchecked Sendable {
             lock.lock()
             received += 1
             let answer = device.handle(datagram)
-            let dropped = answer != nil && answersToDrop > 0
-            if dropped { answersToDrop -= 1 }
+            if answer != nil { answered += 1 }
+            let dropped = answer != nil && (answersToDrop > 0 || (dropEvery > 0 && answered % dropEvery == 0))
+            if dropped, answersToDrop > 0 { answersToDrop -= 1 }
             lock.unlock()
             if let answer, !dropped { try? socket.send(answer, to: sender) }
         }
