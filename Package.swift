@@ -153,8 +153,14 @@ let gateway: [Target] = [
     // `outbox`/`dead-letters` and `replay --db` open the database (TetherStore).
     .target(
         name: "TetherCLI",
-        dependencies: ["TetherReplay", "TetherStore", "HealthProfiles", "MCUbootImage", "ControlContract", "TetherControlClient", "DBus", argumentParser],
+        dependencies: ["TetherReplay", "TetherStore", "HealthProfiles", "MCUbootImage", "TetherFirmware", "SMP", "ControlContract", "TetherControlClient", "DBus", argumentParser],
         path: "Sources/Gateway/TetherCLI"
+    ),
+
+    // Firmware over the network: the UDP socket and the SMP UDP transport (Zephyr's UDP transport, one SMP message per
+    // datagram, port 1337) driving the SMP client core, for `tether firmware ... --udp HOST:PORT`. docs/design/firmware-udp.md.
+    .target(
+        name: "TetherFirmware", dependencies: ["SMP", "MCUbootImage", "CBOR", "TetherPrimitives", crypto], path: "Sources/Gateway/TetherFirmware"
     ),
 ]
 
@@ -213,6 +219,15 @@ let simulation: [Target] = [
     // Standard Bluetooth SIG health devices, pure and seeded: their characteristics encoded from the SIG specifications
     // (independently of HealthProfiles, which it must never import), a RACP server, device clocks, users and faults.
     .target(name: "HealthDeviceModel", dependencies: ["TetherPrimitives"], path: "Sources/Simulation/HealthDeviceModel"),
+
+    // A simulated MCUmgr device, pure: an SMP server with MCUboot's two slots (echo, parameters, image state, upload with
+    // resume, erase, reset with the test/confirm/revert swap), errors in the request's SMP version. docs/design/firmware-udp.md.
+    .target(name: "SMPDeviceModel", dependencies: ["SMP", "CBOR", "TetherPrimitives", crypto], path: "Sources/Simulation/SMPDeviceModel"),
+
+    // The simulated MCUmgr device served over UDP as Zephyr's UDP transport does (tether-smp-device, and the tests).
+    .target(
+        name: "SMPUDPDevice", dependencies: ["SMPDeviceModel", "TetherFirmware", argumentParser], path: "Sources/Simulation/SMPUDPDevice"
+    ),
 ]
 
 // MARK: - 6. Executables: one thin Entrypoint.swift each
@@ -236,6 +251,8 @@ let executables: [Target] = [
     .executableTarget(
         name: "TetherStoreCrashTest", dependencies: ["TetherStoreSimulation"], path: "Sources/Executables/tether-store-crashtest"
     ),
+    // The simulated MCUmgr device on a UDP port (SMPUDPDevice): what `tether firmware --udp` and smpmgr talk to in tests.
+    .executableTarget(name: "TetherSMPDeviceCommand", dependencies: ["SMPUDPDevice"], path: "Sources/Executables/tether-smp-device"),
 ]
 
 // MARK: - 7. Tests and the support they share
@@ -347,6 +364,18 @@ let tests: [Target] = [
         name: "MCUbootImageTests", dependencies: ["MCUbootImage", "TetherPrimitives", "TetherTestSupport", crypto],
         exclude: ["Fixtures", "make-images.sh"]
     ),
+    // The simulated MCUmgr device: MCUboot's slot states and swaps, upload and resume, both error forms, and
+    // smpclient/smpmgr (PyPI) driving it over UDP.
+    .testTarget(
+        name: "SMPDeviceModelTests",
+        dependencies: ["SMPDeviceModel", "SMPUDPDevice", "TetherFirmware", "SMP", "CBOR", "TetherTestSupport", crypto],
+        exclude: ["smpclient_udp.py"]
+    ),
+    // Tether's SMP UDP transport and the `tether firmware --udp` commands against the simulated device on real sockets.
+    .testTarget(
+        name: "TetherFirmwareTests",
+        dependencies: ["TetherFirmware", "SMPUDPDevice", "SMPDeviceModel", "SMP", "MCUbootImage", "TetherTestSupport", "TetherCommand", crypto]
+    ),
 ]
 
 let package = Package(
@@ -361,6 +390,7 @@ let package = Package(
         .executable(name: "tether-peripheral", targets: ["TetherPeripheralCommand"]),
         .executable(name: "tether-fixtures", targets: ["TetherFixturesCommand"]),
         .executable(name: "tether-store-crashtest", targets: ["TetherStoreCrashTest"]),
+        .executable(name: "tether-smp-device", targets: ["TetherSMPDeviceCommand"]),
         // Libraries the Benchmarks/ and Fuzz/ packages build on.
         .library(name: "TetherPrimitives", targets: ["TetherPrimitives"]),
         .library(name: "TetherSettings", targets: ["TetherSettings"]),
@@ -384,6 +414,7 @@ let package = Package(
         .library(name: "CBOR", targets: ["CBOR"]),
         .library(name: "SMP", targets: ["SMP"]),
         .library(name: "MCUbootImage", targets: ["MCUbootImage"]),
+        .library(name: "SMPDeviceModel", targets: ["SMPDeviceModel"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -88,6 +88,17 @@ let package = Package(
             name: "MCUbootImageFuzzer",
             dependencies: [.product(name: "MCUbootImage", package: "Tether")]
         ),
+
+        // The simulated MCUmgr device (SMPDeviceModel): datagrams and resets in fuzzer-chosen order; every answer must
+        // be a response to its request, and MCUboot must only ever boot an image that verifies.
+        .executableTarget(
+            name: "SMPDeviceFuzzer",
+            dependencies: [
+                .product(name: "SMPDeviceModel", package: "Tether"), .product(name: "SMP", package: "Tether"),
+                .product(name: "CBOR", package: "Tether"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
+

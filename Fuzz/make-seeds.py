@@ -215,6 +215,35 @@ def smp_seeds():
     yield "garbage", bytes([0x00, 100]) + echo[:5] + b"\xe3\x00\x00\x00\x00\x00\x00\x00" + parameters
 
 
+def smpdevice_seeds():
+    """SMPDeviceFuzzer: records of [u16 BE length][datagram]; length 0 is a reset. Requests are built here from Zephyr's
+    "SMP Protocol Specification" header layout; the image is an MCUboot header (docs/design.md "Image Format") with a
+    64-byte body and a SHA256 TLV over both (as the fuzzer's factory image, version 2.0.0)."""
+    import hashlib
+    def request(group, command, sequence, body, op=2, version=1):
+        payload = cbor(body)
+        return struct.pack(">BBHHBB", version << 3 | op, 0, len(payload), group, sequence, command) + payload
+    def record(datagram):
+        return struct.pack(">H", len(datagram)) + datagram
+    reset = struct.pack(">H", 0)
+    header = bytes([0x3D, 0xB8, 0xF3, 0x96, 0, 0, 0, 0, 32, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0]) + bytes(range(64, 128))
+    image = header + bytes([0x07, 0x69, 40, 0, 0x10, 0, 32, 0]) + hashlib.sha256(header).digest()
+    tlv_hash = hashlib.sha256(header).digest()
+    sha = hashlib.sha256(image).digest()
+    upload = (record(request(1, 1, 1, {"off": 0, "len": len(image), "sha": sha, "data": image[:60]}))
+              + record(request(1, 1, 2, {"off": 60, "data": image[60:]})))
+    yield "upload-test-reset-confirm", (upload + record(request(1, 0, 3, {"hash": tlv_hash, "confirm": False})) + reset
+                                        + record(request(1, 0, 4, {}, op=0)) + record(request(1, 0, 5, {"confirm": True})) + reset)
+    yield "upload-test-revert", upload + record(request(1, 0, 3, {"hash": tlv_hash, "confirm": False})) + reset + reset
+    yield "resume-and-wrong-offset", (record(request(1, 1, 1, {"off": 0, "len": len(image), "sha": sha, "data": image[:40]}))
+                                      + record(request(1, 1, 2, {"off": 90, "data": image[90:]}))
+                                      + record(request(1, 1, 3, {"off": 0, "len": len(image), "sha": sha, "data": image[:40]})))
+    yield "os-and-v1", (record(request(0, 0, 1, {"d": "hi"})) + record(request(0, 6, 2, {}, op=0))
+                        + record(request(0, 8, 3, {"query": "mode"}, op=0)) + record(request(1, 5, 4, {}, version=0))
+                        + record(request(1, 0, 5, {"hash": bytes(32), "confirm": False}, version=0)))
+
+
 def racp_seeds():
     """RecordAccessFuzzer: byte 0 = configuration, bytes 1-5 = cursor, then op scripts (see the fuzzer's header).
     Responses are GSS §3.178 layouts: 05 00 <count LE16>, 06 00 <request op> <response code>."""
@@ -317,7 +346,8 @@ def health_seeds():
 
 
 KINDS = {"frame": frame_seeds, "session": session_seeds, "dbus": dbus_seeds, "transcript": transcript_seeds,
-         "config": config_seeds, "health": health_seeds, "racp": racp_seeds, "cbor": cbor_seeds, "smp": smp_seeds}
+         "config": config_seeds, "health": health_seeds, "racp": racp_seeds, "cbor": cbor_seeds, "smp": smp_seeds,
+         "smpdevice": smpdevice_seeds}
 # `make-seeds.py transcript config` rewrites only those kinds (the dbus seeds need python3-gi).
 for name in sys.argv[1:] or KINDS:
     seeds = KINDS[name]()

@@ -33,6 +33,13 @@ struct HelpSnapshotTests {
         ("tether-health-decode", HealthCommand.Decode.self),
         ("tether-firmware", FirmwareCommand.self),
         ("tether-firmware-inspect", FirmwareCommand.Inspect.self),
+        ("tether-firmware-update", FirmwareCommand.Update.self),
+        ("tether-firmware-list", FirmwareCommand.List.self),
+        ("tether-firmware-echo", FirmwareCommand.Echo.self),
+        ("tether-firmware-test", FirmwareCommand.Test.self),
+        ("tether-firmware-confirm", FirmwareCommand.Confirm.self),
+        ("tether-firmware-reset", FirmwareCommand.Reset.self),
+        ("tether-firmware-erase", FirmwareCommand.Erase.self),
     ]
 
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("HelpSnapshots")

@@ -576,13 +576,13 @@ _tether_firmware() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    inspect)
+    inspect|update|list|echo|test|confirm|reset|erase)
         # Offer subcommand argument completions
         "_tether_firmware_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'inspect' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'inspect update list echo test confirm reset erase' -- "${cur}"))
         ;;
     esac
 }
@@ -597,6 +597,114 @@ _tether_firmware_inspect() {
     # Offer option value completions
     case "${prev}" in
     '--keys')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_update() {
+    repeating_flags=()
+    non_repeating_flags=(--smp-v1 --leave-in-test --json -h --help)
+    repeating_options=()
+    non_repeating_options=(--udp --keys)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--udp')
+        return
+        ;;
+    '--keys')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_list() {
+    repeating_flags=()
+    non_repeating_flags=(--smp-v1 --json -h --help)
+    repeating_options=()
+    non_repeating_options=(--udp)
+    __tether_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--udp')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_echo() {
+    repeating_flags=()
+    non_repeating_flags=(--smp-v1 -h --help)
+    repeating_options=()
+    non_repeating_options=(--udp)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--udp')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_test() {
+    repeating_flags=()
+    non_repeating_flags=(--smp-v1 -h --help)
+    repeating_options=()
+    non_repeating_options=(--udp)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--udp')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_confirm() {
+    repeating_flags=()
+    non_repeating_flags=(--smp-v1 -h --help)
+    repeating_options=()
+    non_repeating_options=(--udp)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--udp')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_reset() {
+    repeating_flags=()
+    non_repeating_flags=(--smp-v1 -h --help)
+    repeating_options=()
+    non_repeating_options=(--udp)
+    __tether_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--udp')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_erase() {
+    repeating_flags=()
+    non_repeating_flags=(--smp-v1 -h --help)
+    repeating_options=()
+    non_repeating_options=(--udp)
+    __tether_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--udp')
         return
         ;;
     esac

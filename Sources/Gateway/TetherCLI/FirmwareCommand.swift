@@ -2,13 +2,14 @@ import ArgumentParser
 import Foundation
 import MCUbootImage
 
-/// `tether firmware`: MCUboot firmware images and, later, the updates tetherd runs (issue 16). For now only
-/// `inspect`, which works offline: it reads a file and the trusted keys, never tetherd.
+/// `tether firmware`: MCUboot firmware images and, later, the updates tetherd runs (issue 16). `inspect` works
+/// offline; `list`, `echo`, `test`, `confirm`, `reset` and `erase` talk to a device over SMP's UDP transport
+/// (`--udp HOST:PORT`, FirmwareUDPCommands.swift), without tetherd.
 struct FirmwareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "firmware",
-        abstract: "Check MCUboot firmware images before they are sent to a device.",
-        subcommands: [Inspect.self])
+        abstract: "Check MCUboot firmware images, and manage the images on a device reached over UDP.",
+        subcommands: [Inspect.self, Update.self, List.self, Echo.self, Test.self, Confirm.self, Reset.self, Erase.self])
 
     /// `tether firmware inspect IMAGE [--keys DIR] [--json]`.
     struct Inspect: ParsableCommand {

@@ -42,4 +42,6 @@ public enum TetherExitCode {
     public static let accessDenied = ExitCode(4)
     /// The device, dead letter or conflict named does not exist.
     public static let notFound = ExitCode(5)
+    /// `firmware update`: the device came back on its old image (the new one did not boot or was not confirmed).
+    public static let firmwareReverted = ExitCode(6)
 }

@@ -1,0 +1,6 @@
+import SMPUDPDevice
+
+@main
+struct Entrypoint {
+    static func main() { SMPDeviceCommand.main() }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import MCUbootImage
+import SMP
+import SMPDeviceModel
+import SMPUDPDevice
+import Testing
+import TetherFirmware
+import TetherTestSupport
+
+/// The whole update over UDP against the simulated device: verify, upload, test, reset, read, confirm; a revert; an
+/// untrusted image refused before a datagram is sent. Images and keys are the committed imgtool fixtures
+/// (Tests/MCUbootImageTests/make-images.sh): ecdsa-p256-hash.img (-v 0.9.12+3) is signed by trusted/ecdsa-p256.der.
+@Suite struct FirmwareUDPUpdateTests {
+    static func trustedKeys() throws -> TrustedKeys {
+        let directory = SimulatedDevice.fixtures.appendingPathComponent("trusted")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        return TrustedKeys(try names.map { name in
+            try TrustedKey(name: name, contents: [UInt8](Data(contentsOf: directory.appendingPathComponent(name))))
+        })
+    }
+
+    static func update(_ name: String, server: SMPUDPDeviceServer, leaveInTest: Bool = false, lossy: Bool = false) async throws
+        -> (Result<FirmwareUDPUpdate.Outcome, FirmwareUDPUpdate.Failure>, [FirmwareUDPUpdate.Event])
+    {
+        let update = FirmwareUDPUpdate(image: try SimulatedDevice.image(name), trustedKeys: try trustedKeys())
+        let target = UDPTarget(host: "127.0.0.1", port: server.port)
+        var options = FirmwareUDPUpdate.Options()
+        options.leaveInTest = leaveInTest
+        options.comeBackWithin = .seconds(20)
+        var configuration = SMPUDPSession.configuration()
+        if lossy {
+            // Lost answers are waited for: keep the waits short so that the test is quick (the retries still bound them).
+            configuration.timeout = .milliseconds(150)
+            configuration.retries = 5
+            options.uploader.firstChunkTimeout = .milliseconds(150)
+        }
+        let frozen = options
+        let frozenConfiguration = configuration
+        return try await onOwnThread {
+            var events: [FirmwareUDPUpdate.Event] = []
+            let result = Result { () throws(FirmwareUDPUpdate.Failure) in
+                try update.run(target: target, configuration: frozenConfiguration, options: frozen) { events.append($0) }
+            }
+            return (result, events)
+        }
+    }
+
+    @Test func theNewImageRunsAndIsConfirmed() async throws {
+        let server = try SimulatedDevice.start(bufferSize: 256, bufferCount: 4)
+        defer { server.stop() }
+        let newHash = try #require(SlotImage(try SimulatedDevice.image("ecdsa-p256-hash"))).hash
+        let (result, events) = try await Self.update("ecdsa-p256-hash", server: server)
+        #expect(try result.get() == .confirmed(version: "0.9.12.3"))
+        #expect(events.contains(.parameters(SMPParameters(bufferSize: 256, bufferCount: 4))))
+        let progress = events.compactMap { if case .progress(let p) = $0 { p.confirmedBytes } else { nil } }
+        let size = try SimulatedDevice.image("ecdsa-p256-hash").count
+        #expect(progress.count > 4 && progress.last == size)
+        #expect(events.contains(.markedForTest) && events.contains(.resetSent) && events.last == .confirmed)
+        let running = try #require(events.compactMap { if case .running(let slot) = $0 { slot } else { nil } }.first)
+        #expect(running.hash == newHash && running.active && !running.confirmed)
+        let (primary, confirmed, resets) = server.withDevice { ($0.slots.primary.hash, $0.slots.primaryConfirmed, $0.slots.resets) }
+        #expect(primary == newHash && confirmed && resets == 1)
+    }
+
+    /// UDP loses datagrams: with every 7th answer lost (the request still carried out), the windowed upload and the
+    /// state requests are retried and the update still ends with the new image confirmed.
+    @Test func theUpdateSurvivesLostAnswers() async throws {
+        let server = try SimulatedDevice.start(bufferSize: 256, bufferCount: 4)
+        defer { server.stop() }
+        server.dropAnswers(every: 7)
+        let (result, _) = try await Self.update("ecdsa-p256-hash", server: server, lossy: true)
+        #expect(try result.get() == .confirmed(version: "0.9.12.3"))
+        let newHash = try #require(SlotImage(try SimulatedDevice.image("ecdsa-p256-hash"))).hash
+        #expect(server.withDevice { $0.slots.primary.hash } == newHash)
+        // At least 14 datagrams, so at least two answers were lost (a later answer in the window acknowledges a chunk
+        // whose answer was lost; a lost answer to a lone request is retried).
+        #expect(server.datagramsReceived >= 14)
+    }
+
+    @Test func leftInTestTheImageRevertsAtTheNextReset() async throws {
+        let server = try SimulatedDevice.start()
+        defer { server.stop() }
+        let (result, _) = try await Self.update("ecdsa-p256-hash", server: server, leaveInTest: true)
+        #expect(try result.get() == .runningInTest(version: "0.9.12.3"))
+        let version = server.withDevice { device in
+            device.reset()
+            return device.slots.primary.version
+        }
+        #expect(version == "1.2.3.4")
+    }
+
+    @Test func aDeviceThatComesBackOnItsOldImageIsAReportedRevert() async throws {
+        let server = try SimulatedDevice.start()
+        defer { server.stop() }
+        let newHash = try #require(SlotImage(try SimulatedDevice.image("ecdsa-p256-hash"))).hash
+        let oldHash = try #require(SlotImage(try SimulatedDevice.image("ed25519-hash"))).hash
+        server.withDevice { $0.crashingImages = [newHash] }
+        let (result, events) = try await Self.update("ecdsa-p256-hash", server: server)
+        #expect(throws: FirmwareUDPUpdate.Failure.reverted(runningVersion: "1.2.3.4", runningHash: oldHash)) { try result.get() }
+        #expect(!events.contains(.confirmed))
+        let (primary, confirmed) = server.withDevice { ($0.slots.primary.hash, $0.slots.primaryConfirmed) }
+        #expect(primary == oldHash && confirmed)
+    }
+
+    /// The image already runs: confirmed, nothing is sent again (its upload would be refused, it is the active image);
+    /// on test, it is confirmed without another upload.
+    @Test func anImageThatAlreadyRunsIsNotSentAgain() async throws {
+        let server = try SimulatedDevice.start()
+        defer { server.stop() }
+        let (tested, _) = try await Self.update("ecdsa-p256-hash", server: server, leaveInTest: true)
+        #expect(try tested.get() == .runningInTest(version: "0.9.12.3"))
+        let afterFirst = server.datagramsReceived
+        let (confirmed, events) = try await Self.update("ecdsa-p256-hash", server: server)
+        #expect(try confirmed.get() == .confirmed(version: "0.9.12.3"))
+        #expect(!events.contains(.markedForTest) && events.last == .confirmed)
+        #expect(server.datagramsReceived == afterFirst + 2, "a state read and the confirmation, no upload")
+        let (again, _) = try await Self.update("ecdsa-p256-hash", server: server)
+        #expect(try again.get() == .alreadyRunning(version: "0.9.12.3"))
+        #expect(server.datagramsReceived == afterFirst + 3)
+    }
+
+    @Test(arguments: ["untrusted-ed25519", "unsigned"])
+    func anUntrustedImageIsRefusedBeforeADatagramIsSent(_ name: String) async throws {
+        let server = try SimulatedDevice.start()
+        defer { server.stop() }
+        let (result, events) = try await Self.update(name, server: server)
+        guard case .failure(.refused) = result else {
+            Issue.record("\(name): \(result)")
+            return
+        }
+        #expect(events.isEmpty)
+        #expect(server.datagramsReceived == 0)
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Makes (once) a virtualenv with PINNED smpclient and smpmgr (PyPI; Intercreate's SMP client library and its CLI),
+# and prints the path of its `python` on stdout. The SMPDeviceModel tests drive the simulated MCUmgr device over UDP
+# with them (Tests/SMPDeviceModelTests/smpclient_udp.py), so that a third-party client keeps the simulator honest.
+#
+#   scripts/setup/smpclient-venv.sh          # prints e.g. <repo>/.build-smpclient/venv-smpclient-7.3.0/bin/python
+#
+# The venv lives in ${TETHER_SMPCLIENT_VENV:-<repo>/.build-smpclient/venv-smpclient-<version>} (ignored by git).
+# Needs python3 with venv/pip (Debian: python3-venv python3-pip, scripts/setup/debian-packages.txt) and PyPI the
+# first time.
+set -euo pipefail
+SMPCLIENT_VERSION=7.3.0
+SMPMGR_VERSION=0.19.1
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+VENV="${TETHER_SMPCLIENT_VENV:-$ROOT/.build-smpclient/venv-smpclient-$SMPCLIENT_VERSION}"
+check="import smpclient, smpmgr, importlib.metadata as m; assert m.version('smpclient') == '$SMPCLIENT_VERSION'"
+check+="; assert m.version('smpmgr') == '$SMPMGR_VERSION'"
+if ! "$VENV/bin/python" -c "$check" 2>/dev/null; then
+    rm -rf "$VENV"
+    mkdir -p "$(dirname "$VENV")"
+    python3 -m venv "$VENV" >&2 || { echo "smpclient-venv: python3 -m venv $VENV failed (python3-venv installed?)" >&2; exit 1; }
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "smpclient==$SMPCLIENT_VERSION" "smpmgr==$SMPMGR_VERSION" >&2 \
+        || { rm -rf "$VENV"; echo "smpclient-venv: could not install smpclient $SMPCLIENT_VERSION / smpmgr $SMPMGR_VERSION into $VENV (PyPI reachable?)" >&2; exit 1; }
+fi
+echo "$VENV/bin/python"
