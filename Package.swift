@@ -321,7 +321,7 @@ let tests: [Target] = [
         name: "TetherDaemonTests",
         dependencies: [
             "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "BlueZSimulator",
-            "TetherSyncTesting", "TetherServer", "TetherTestSupport", grdb,
+            "TetherSyncTesting", "TetherServer", "TetherTestSupport", "HealthDeviceModel", grdb,
         ]
     ),
     // The CLI's parsing and help snapshots, the built `tether` against an in-test io.tether.Gateway1, and end to end
@@ -329,7 +329,7 @@ let tests: [Target] = [
     .testTarget(
         name: "TetherCLITests",
         dependencies: [
-            "TetherCLI", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
+            "TetherCLI", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", "HealthDeviceModel", grdb,
             "TetherCommand", "TetherDaemonCommand", "TetherServerCommand", "TetherTestSupport",
         ],
         exclude: ["HelpSnapshots"]

@@ -31,6 +31,10 @@ struct HelpSnapshotTests {
         ("tether-replay", ReplayCommand.self),
         ("tether-health", HealthCommand.self),
         ("tether-health-decode", HealthCommand.Decode.self),
+        ("tether-health-devices", HealthCommand.Devices.self),
+        ("tether-health-samples", HealthCommand.Samples.self),
+        ("tether-health-watch", HealthCommand.Watch.self),
+        ("tether-health-backfill", HealthCommand.Backfill.self),
         ("tether-firmware", FirmwareCommand.self),
         ("tether-firmware-inspect", FirmwareCommand.Inspect.self),
     ]
