@@ -55,8 +55,8 @@ struct HealthDaemonCommandTests {
             let devicesTable = try await system.tether(["health", "devices"])
             #expect(devicesTable.lines.count == 2 && devicesTable.lines[1].contains("blood-pressure"), "\(devicesTable.standardOutput)")
 
-            // watch: subscribed before the measurement; the first line is the first intermediate cuff pressure
-            // (BLS §3.2: 20 mmHg, notified while the cuff inflates), keys sorted.
+            // watch: subscribed before the measurement; each reading one JSON line, the intermediate cuff pressures
+            // (BLS §3.2, notified while the cuff inflates) included.
             let process = try BackgroundProcess(
                 try BuiltProducts.require("tether"), ["health", "watch", Self.cuff, "--json", "--bus", system.bus.address],
                 log: system.directory + "/watch.log")
@@ -65,7 +65,11 @@ struct HealthDaemonCommandTests {
             _ = try await process.waitForLine(startingWith: "Watching", timeout: .seconds(60))
             let simulated = try #require(await system.simulator.device(at: DBusObjectPath("/org/bluez/hci0/dev_C0_54_45_00_10_01")))
             #expect(await simulated.takeHealthMeasurement(user: nil))
-            let line = try await process.waitForLine(startingWith: "{\"address\":\"\(Self.cuff)\"", timeout: .seconds(60))
+            // The reading itself is indicated on another subscription and may come before or after the pressures;
+            // keys are sorted, so the first intermediate (BLS §3.2: 20 mmHg) is the line that starts like this.
+            let line = try await process.waitForLine(
+                startingWith: "{\"address\":\"\(Self.cuff)\",\"canonical_unit\":\"mm[Hg]\",\"canonical_value\":\"20\",\"characteristic\":\"2A36\"",
+                timeout: .seconds(60))
             let first = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(first["characteristic"] as? String == "2A36" && first["intermediate"] as? Bool == true, "\(line)")
             #expect(first["value"] as? String == "20" && first["unit"] as? String == "mm[Hg]")
