@@ -166,6 +166,50 @@ import TetherTestSupport
         }
     }
 
+    /// A thermometer streams Intermediate Temperature (HTS v1.0 §3.3, notify) while it measures: each value reaches
+    /// the `HealthReading` signal in °C, marked intermediate, and none is ever stored; its stored Temperature
+    /// Measurement (0x2A1C) is.
+    @Test(.timeLimit(.minutes(4)))
+    func aThermometersIntermediateTemperaturesAreSignalledNeverStored() async throws {
+        var thermometer = HealthDeviceSettings(kind: .thermometer)
+        thermometer.storedRecords = 1
+        thermometer.measurementIntervalSeconds = 0.5
+        try await Self.with([thermometer]) { bed in
+            try await bed.startDaemon()
+            let readings = try await bed.connection.signals(matching: DBusMatchRule(
+                interface: "io.tether.Gateway1", member: "HealthReading", path: "/io/tether/Gateway"))
+            _ = try await bed.pair(Self.cuff)
+            // Two intermediates: the session hands a characteristic's values over one at a time, so once the second
+            // is signalled the first has been through the hot lane's decision (and any store) completely.
+            let intermediates = try await within(.seconds(90), "two intermediate temperatures") {
+                var seen: [[String: DBusValue]] = []
+                for await signal in readings {
+                    guard let reading = signal.arguments.first?.variantDictionaryValue,
+                        reading["characteristic"]?.stringValue == "2A1E"
+                    else { continue }
+                    seen.append(reading)
+                    if seen.count == 2 { break }
+                }
+                return seen
+            }
+            for reading in intermediates {
+                #expect(reading["intermediate"]?.boolValue == true && reading["metric"]?.stringValue == "body_temperature")
+                #expect(reading["unit"]?.stringValue == "Cel" && reading["status"]?.stringValue == "number")
+                // The simulated thermometer's intermediate range: 35.0 to 38.0 °C in tenths (a FLOAT, exponent −1).
+                let value = try #require(reading["value"]?.stringValue)
+                let tenths = try #require(Int(value.replacingOccurrences(of: ".", with: "")), "\(value)")
+                #expect(value.split(separator: ".").last?.count == 1 && (350...380).contains(tenths), "\(value)")
+            }
+            try await waitUntil("the stored temperature", seconds: 90, every: .milliseconds(100), retryingErrors: true) {
+                try await Self.samples(bed, Self.cuff).contains { $0["characteristic"]?.stringValue == "2A1C" }
+            }
+            let samples = try await Self.samples(bed, Self.cuff)
+            #expect(!samples.contains { $0["characteristic"]?.stringValue == "2A1E" }, "\(samples)")
+            #expect(samples.allSatisfy { $0["unit"]?.stringValue == "Cel" && $0["lane"]?.stringValue == "hot" })
+            try await bed.stopDaemon()
+        }
+    }
+
     /// A glucose meter keeps its records behind a RACP (GLS §3.4): the cold lane takes the three stored ones on
     /// connect; two taken while connected are not sent by themselves, and `Backfill` reads exactly those two and
     /// says so; the cursor moves to the last.
