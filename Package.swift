@@ -338,7 +338,7 @@ let tests: [Target] = [
         name: "TetherDaemonTests",
         dependencies: [
             "TetherDaemon", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "BlueZSimulator",
-            "TetherSyncTesting", "TetherServer", "TetherTestSupport", grdb,
+            "TetherSyncTesting", "TetherServer", "TetherTestSupport", "HealthDeviceModel", grdb,
         ]
     ),
     // The CLI's parsing and help snapshots, the built `tether` against an in-test io.tether.Gateway1, and end to end
@@ -346,7 +346,7 @@ let tests: [Target] = [
     .testTarget(
         name: "TetherCLITests",
         dependencies: [
-            "TetherCLI", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", grdb,
+            "TetherCLI", "HealthProfiles", "ControlContract", "TetherControlClient", "DBus", "BlueZSimulator", "HealthDeviceModel", grdb,
             "TetherCommand", "TetherDaemonCommand", "TetherServerCommand", "TetherTestSupport",
         ],
         exclude: ["HelpSnapshots"]

@@ -98,6 +98,26 @@ import Glibc
         #expect(scanStatus != 0)
         #expect(scanOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(scanOutput)")
 
+        // Health: the list of devices is open; a person's readings and a backfill are not.
+        let (devicesStatus, devicesOutput) = try await Self.callAsNobody(bus: address, member: "ListHealthDevices")
+        #expect(devicesStatus == 0, "\(devicesOutput)")
+        #expect(devicesOutput.contains("array ["), "\(devicesOutput)")
+        let (samplesStatus, samplesOutput) = try await Self.callAsNobody(
+            bus: address, member: "ListHealthSamples", arguments: ["string:C0:54:45:00:00:01", "int64:0", "uint32:0"])
+        #expect(samplesStatus != 0)
+        #expect(samplesOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(samplesOutput)")
+        let (backfillStatus, backfillOutput) = try await Self.callAsNobody(
+            bus: address, member: "Backfill", arguments: ["string:C0:54:45:00:00:01"])
+        #expect(backfillStatus != 0)
+        #expect(backfillOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(backfillOutput)")
+        // Root reaches ListHealthSamples, which answers on its own terms (no such device here).
+        do {
+            _ = try await client.call("ListHealthSamples", [.string("C0:54:45:00:00:01"), .int64(0), .uint32(0)])
+            Issue.record("expected UnknownDevice")
+        } catch let error as DBusError {
+            #expect(error.name == "io.tether.Gateway1.Error.UnknownDevice", "\(error)")
+        }
+
         await root.close()
         daemon.signal(SIGTERM)
         #expect(try await daemon.waitForExit() == 0, "\(daemon.logText)")

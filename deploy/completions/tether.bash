@@ -538,13 +538,79 @@ _tether_health() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    decode)
+    devices|samples|watch|backfill|decode)
         # Offer subcommand argument completions
         "_tether_health_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'decode' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'devices samples watch backfill decode' -- "${cur}"))
+        ;;
+    esac
+}
+
+_tether_health_devices() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus)
+    __tether_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
+        ;;
+    esac
+}
+
+_tether_health_samples() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus --since --limit)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
+        ;;
+    '--since')
+        return
+        ;;
+    '--limit')
+        return
+        ;;
+    esac
+}
+
+_tether_health_watch() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
+        ;;
+    esac
+}
+
+_tether_health_backfill() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
         ;;
     esac
 }

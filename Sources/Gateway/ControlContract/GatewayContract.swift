@@ -45,6 +45,9 @@ public enum GatewayMethod: String, Sendable, CaseIterable {
     case listConflicts = "ListConflicts"
     case resolveConflict = "ResolveConflict"
     case syncNow = "SyncNow"
+    case listHealthDevices = "ListHealthDevices"
+    case listHealthSamples = "ListHealthSamples"
+    case backfill = "Backfill"
 }
 
 /// The signals of `io.tether.Gateway1`.
@@ -52,4 +55,5 @@ public enum GatewaySignal: String, Sendable {
     case deviceChanged = "DeviceChanged"
     case scanResult = "ScanResult"
     case syncFinished = "SyncFinished"
+    case healthReading = "HealthReading"
 }

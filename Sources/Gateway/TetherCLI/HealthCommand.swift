@@ -2,12 +2,13 @@ import ArgumentParser
 import Foundation
 import HealthProfiles
 
-/// `tether health`: the standard Bluetooth health profiles. For now only `decode`, which runs offline.
-public struct HealthCommand: ParsableCommand {
+/// `tether health`: the standard Bluetooth health profiles: `decode` offline, and what tetherd's health lanes hold and
+/// see (`devices`, `samples`, `watch`, `backfill`, in HealthDaemonCommands.swift).
+public struct HealthCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "health",
         abstract: "Standard Bluetooth health devices (blood pressure, glucose, CGM, scales, thermometers, oximeters, heart rate).",
-        subcommands: [Decode.self]
+        subcommands: [Devices.self, Samples.self, Watch.self, Backfill.self, Decode.self]
     )
 
     public init() {}

@@ -64,6 +64,16 @@ public final class GatewayClient: Sendable {
         try records(from: try await call(.listConflicts), method: .listConflicts)
     }
 
+    public func healthDevices() async throws -> [GatewayRecord] {
+        try records(from: try await call(.listHealthDevices), method: .listHealthDevices)
+    }
+
+    /// control-api.md: `ListHealthSamples(s device, x since, u limit)`: `since` UTC nanoseconds, 0 = every sample.
+    public func healthSamples(device: String, since: Int64, limit: UInt32) async throws -> [GatewayRecord] {
+        let reply = try await call(.listHealthSamples, [.string(device), .int64(since), .uint32(limit)])
+        return try records(from: reply, method: .listHealthSamples)
+    }
+
     // MARK: Changes (mutating: the bus policy admits root and the tether group only)
 
     public func startScan() async throws { _ = try await call(.startScan) }
@@ -99,6 +109,11 @@ public final class GatewayClient: Sendable {
     }
 
     public func syncNow() async throws { _ = try await call(.syncNow) }
+
+    /// control-api.md: `Backfill(s device)` answers when the cold-lane procedure ended, one result per service.
+    public func backfill(_ device: String, timeout: Duration) async throws -> [GatewayRecord] {
+        try records(from: try await call(.backfill, [.string(device)], timeout: timeout), method: .backfill)
+    }
 
     // MARK: Signals
 

@@ -24,6 +24,9 @@ import TetherPrimitives
 ///    ("≥ cursor + 1"), which takes it in order, in the right epoch, exactly once. Never after an interrupted or
 ///    refused one (no loop against a device that refuses).
 /// 5. A disconnect finishes at once (the client's rule 7); a pending store still completes.
+/// 6. A technician's backfill (control API `Backfill`) starts a new procedure from the committed cursor after ANY
+///    ending, interrupted and refused included: a person asked once, so it cannot loop. While a procedure runs (or
+///    its store is in flight) it starts nothing: the running one is the backfill.
 public struct RecordTransfer<Value: Sendable>: Sendable {
     /// One record to store: its key, the value it arrived in, and its companions.
     public struct RecordValues: Sendable {
@@ -89,6 +92,18 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
     public mutating func start(now: Timestamp) -> [Order] {
         guard procedures == 0, linkUp else { return [] }
         procedures = 1
+        return absorb(client.start(now: now), now: now)
+    }
+
+    /// A technician asked for the device's stored records now (rule 6). Returns the new procedure's first orders,
+    /// or none when one is already running (it answers the request) or the connection cannot run one (`isRunning`
+    /// stays false: the link is down or a store failed).
+    public mutating func backfillRequested(now: Timestamp) -> [Order] {
+        guard procedures > 0, linkUp, !abandoned, !awaitingStore, !client.isRunning else { return [] }
+        catchUpWanted = false
+        client = RecordAccessClient(configuration: configuration, cursor: client.cursor)
+        procedures += 1
+        answer = [:]
         return absorb(client.start(now: now), now: now)
     }
 

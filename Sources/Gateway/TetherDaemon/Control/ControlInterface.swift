@@ -77,11 +77,26 @@ enum ControlInterface {
                     try await control.syncNow()
                     return []
                 },
+                DBusMethod(GatewayMethod.listHealthDevices.rawValue, outputs: [DBusArgument("devices", "aa{sv}")]) { _ in
+                    [try await control.listHealthDevices()]
+                },
+                DBusMethod(
+                    GatewayMethod.listHealthSamples.rawValue,
+                    inputs: [DBusArgument("device", "s"), DBusArgument("since", "x"), DBusArgument("limit", "u")],
+                    outputs: [DBusArgument("samples", "aa{sv}")]
+                ) { call in
+                    [try control.listHealthSamples(
+                        device: try string(call, 0), since: call.arguments[1].int64Value ?? 0, limit: call.arguments[2].uint32Value ?? 0)]
+                },
+                DBusMethod(GatewayMethod.backfill.rawValue, inputs: [DBusArgument("device", "s")], outputs: [DBusArgument("results", "aa{sv}")]) { call in
+                    [try await control.backfill(try string(call, 0))]
+                },
             ],
             signals: [
                 DBusSignalDeclaration("DeviceChanged", arguments: [DBusArgument("device", "a{sv}")]),
                 DBusSignalDeclaration("ScanResult", arguments: [DBusArgument("result", "a{sv}")]),
                 DBusSignalDeclaration("SyncFinished", arguments: [DBusArgument("summary", "a{sv}")]),
+                DBusSignalDeclaration("HealthReading", arguments: [DBusArgument("reading", "a{sv}")]),
             ])
     }
 

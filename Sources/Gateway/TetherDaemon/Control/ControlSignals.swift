@@ -11,6 +11,7 @@ public struct ControlSignals: Sendable {
     func deviceChanged(_ device: DBusValue) { emit(GatewaySignal.deviceChanged.rawValue, device) }
     func scanResult(_ result: ScanResult) { emit(GatewaySignal.scanResult.rawValue, ControlRecords.scanResult(result)) }
     func syncFinished(_ finished: SyncFinished) { emit(GatewaySignal.syncFinished.rawValue, ControlRecords.syncFinished(finished)) }
+    func healthReading(_ reading: HealthLiveReading) { emit(GatewaySignal.healthReading.rawValue, ControlRecords.healthReading(reading)) }
 
     private func emit(_ member: String, _ value: DBusValue) {
         // A signal that cannot be sent (the bus is going away) is not worth failing anything for.

@@ -98,12 +98,11 @@ public struct TetherDaemon: Sendable {
             logger.warning("StartNotify streams fall back to libdbus: \(error)")
             notifications = nil
         }
+        let healthLane = configuration.health.enabled ? HealthHotLane(database: database, committer: committer) : nil
         let gateway = Gateway(
             connection: bluezConnection, notifications: notifications,
             storage: GatewayStorage(database: database, committer: committer),
-            configuration: gatewayConfiguration(
-                ackLatency: AckLatencyRecorder(metrics: metrics),
-                health: configuration.health.enabled ? HealthHotLane(database: database, committer: committer) : nil))
+            configuration: gatewayConfiguration(ackLatency: AckLatencyRecorder(metrics: metrics), health: healthLane))
         services.append(GatewayService(gateway: gateway, connection: bluezConnection, notifications: notifications))
 
         // Sync, when a backend is configured.
@@ -130,6 +129,7 @@ public struct TetherDaemon: Sendable {
             committer.observeCommits { _ in sync.localWrite() }
         }
         services.append(GatewayObserver(gateway: gateway, sync: sync, hub: hub, metrics: metrics, logger: makeLogger("tetherd.gateway")))
+        if let healthLane { services.append(HealthReadingObserver(lane: healthLane, hub: hub)) }
 
         let controlLogger = makeLogger("tetherd.control")
         let onReady = options.onReady

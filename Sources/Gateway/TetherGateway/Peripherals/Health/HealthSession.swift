@@ -22,6 +22,16 @@ final class HealthSession: PeripheralSession {
     private let sink: any HealthValueSink
     private let clock: GatewayClock
     private let forwarding = Mutex<(link: UInt64, tasks: [Task<Void, Never>], drivers: [AsyncStream<RecordTransferDriver.Event>.Continuation])?>(nil)
+    /// What the device offered on its latest link (kept after the link ends, for `ListHealthDevices`).
+    private let offered = Mutex<HealthOffer?>(nil)
+
+    /// The health services a device offered on its latest link, and those whose records the cold lane reads.
+    struct HealthOffer: Hashable, Sendable {
+        var services: [HealthService]
+        var recordServices: [HealthService]
+    }
+
+    var offer: HealthOffer? { offered.withLock { $0 } }
 
     init(address: String, sink: any HealthValueSink, clock: GatewayClock) {
         self.address = address
@@ -71,6 +81,9 @@ final class HealthSession: PeripheralSession {
         // which the transfer relies on to tell a record of an answer from one that came after it. An AcquireNotify
         // socket is another path with a delay of its own.
         let coldServices = sink.records == nil ? [] : Set(Self.recordStreams(in: link.services).map(\.0))
+        var services: [HealthService] = []
+        for (service, _, _) in wanted where !services.contains(service) { services.append(service) }
+        offered.withLock { $0 = HealthOffer(services: services, recordServices: services.filter(coldServices.contains)) }
         var streams: [(HealthService, UInt16, NotificationBatches)] = []
         for (service, subscribed, characteristic) in wanted {
             let isRecord = coldServices.contains(service)
@@ -170,6 +183,25 @@ final class HealthSession: PeripheralSession {
                 deviceTime: current.dateTime, fractions256: current.fractions256, receivedAt: clock.linkNow())
         }
         return facts
+    }
+
+    /// Runs the cold lane now on every records-bearing service of the current link (RecordTransfer rule 6) and
+    /// waits for each procedure's end. Nil when no link is up or it reads no records over RACP.
+    func backfill() async -> [HealthBackfillResult]? {
+        guard let drivers = forwarding.withLock({ $0?.drivers }), !drivers.isEmpty else { return nil }
+        var results: [HealthBackfillResult] = []
+        for driver in drivers {
+            results.append(await withCheckedContinuation { (answer: CheckedContinuation<HealthBackfillResult, Never>) in
+                // The driver answers exactly once (RecordTransferDriver.Event.backfill); an inbox already finished
+                // drops the event, so then this answers.
+                if case .terminated = driver.yield(.backfill({ answer.resume(returning: $0) })) {
+                    answer.resume(returning: HealthBackfillResult(
+                        service: "", outcome: "link-down", reason: "the link to the device ended", recordsStored: 0,
+                        cursorEpoch: 0, cursorLast: nil))
+                }
+            })
+        }
+        return results
     }
 
     func linkDown() {

@@ -9,8 +9,9 @@ import TetherPrimitives
 /// decides anything.
 ///
 /// One inbox and one loop make the facts a sequence: a record that arrives while a store is being written waits
-/// for it, as the sans-I/O core expects. The loop ends after the link-down fact; a store in flight then still
-/// completes (it is durable state, and the cursor in it is right).
+/// for it, as the sans-I/O core expects. After the link-down fact the loop feeds the core nothing more (a store in
+/// flight then still completes: it is durable state, and the cursor in it is right) and only answers backfills
+/// queued behind the fact, until the session finishes the inbox; so every backfill is answered exactly once.
 struct RecordTransferDriver: Sendable {
     enum Event: Sendable {
         /// A value of the records' characteristic or of a companion (Glucose Measurement Context).
@@ -21,6 +22,9 @@ struct RecordTransferDriver: Sendable {
         /// The held indications have waited `settle`.
         case settled
         case linkDown
+        /// A technician asked for the stored records now (RecordTransfer rule 6); `reply` is called exactly once,
+        /// when the procedure ends (or at once when this connection can run none).
+        case backfill(@Sendable (HealthBackfillResult) -> Void)
     }
 
     /// How long a control-point indication waits before the core hears of it, so that the records the device sent
@@ -42,6 +46,11 @@ struct RecordTransferDriver: Sendable {
     private var timer: Task<Void, Never>?
     private var held: [[UInt8]] = []
     private var settling: Task<Void, Never>?
+    /// Records stored with a cursor move on this connection, and the backfills waiting for the procedure's end with
+    /// the count when each asked.
+    private var recordsStored = 0
+    private var backfills: [(reply: @Sendable (HealthBackfillResult) -> Void, baseline: Int)] = []
+    private var linkEnded = false
 
     init(
         context: HealthRecordStreamContext, controlPoint: GattCharacteristic, writeTimeout: Duration,
@@ -63,6 +72,11 @@ struct RecordTransferDriver: Sendable {
         await execute(transfer.start(now: clock.linkNow()))
         for await event in inbox {
             let now = clock.linkNow()
+            // After the link went down only a backfill still needs an answer (it was queued behind the fact).
+            guard !linkEnded else {
+                if case .backfill(let reply) = event { reply(ending("link-down", "the link to the device ended")) }
+                continue
+            }
             switch event {
             case .value(let value):
                 guard let characteristic = HealthCharacteristic(rawValue: value.characteristic),
@@ -91,15 +105,41 @@ struct RecordTransferDriver: Sendable {
                 }
             case .timer:
                 await execute(transfer.timerFired(at: now))
+            case .backfill(let reply):
+                let orders = transfer.backfillRequested(now: now)
+                guard transfer.isRunning || !orders.isEmpty else {
+                    reply(ending("abandoned", "a store failed on this connection; the next connection resumes from the cursor"))
+                    continue
+                }
+                backfills.append((reply, recordsStored))
+                await execute(orders)
             case .linkDown:
                 await execute(transfer.disconnected(at: now))
                 timer?.cancel()
                 settling?.cancel()
-                return
+                answerBackfills { $0.ending("link-down", "the link to the device ended") }
+                linkEnded = true
             }
         }
         timer?.cancel()
         settling?.cancel()
+        answerBackfills { $0.ending("link-down", "the link to the device ended") }
+    }
+
+    private func ending(_ outcome: String, _ reason: String, stored: Int = 0) -> HealthBackfillResult {
+        HealthBackfillResult(
+            service: context.service.controlName, outcome: outcome, reason: reason, recordsStored: stored,
+            cursorEpoch: transfer.durableCursor.epoch, cursorLast: transfer.durableCursor.last)
+    }
+
+    private mutating func answerBackfills(_ result: (Self, Int) -> HealthBackfillResult) {
+        let waiting = backfills
+        backfills = []
+        for waiter in waiting { waiter.reply(result(self, recordsStored - waiter.baseline)) }
+    }
+
+    private mutating func answerBackfills(_ result: (Self) -> HealthBackfillResult) {
+        answerBackfills { driver, _ in result(driver) }
     }
 
     private mutating func execute(_ orders: [RecordTransfer<HealthCharacteristicValue>.Order]) async {
@@ -117,6 +157,7 @@ struct RecordTransferDriver: Sendable {
                 }
             case .store(let batch):
                 let durable = await records.store(batch, of: context)
+                if durable, batch.cursor != nil { recordsStored += batch.records.count }
                 queue += transfer.storeCompleted(durable: durable, at: clock.linkNow())
             case .armTimer(let at):
                 timer?.cancel()
@@ -131,8 +172,11 @@ struct RecordTransferDriver: Sendable {
                 timer = nil
             case .finished(let outcome):
                 await records.procedureEnded(.finished(outcome), of: context)
+                let service = context.service
+                answerBackfills { _, stored in HealthBackfillResult(service: service, outcome: outcome, recordsStored: stored) }
             case .abandoned(let cursor):
                 await records.procedureEnded(.abandoned(cursor: cursor), of: context)
+                answerBackfills { $0.ending("abandoned", "storing the records failed; the next connection resumes from the cursor") }
             case .noted:
                 break
             }

@@ -1,0 +1,83 @@
+import DBus
+import Foundation
+import TetherControlClient
+
+/// How `tether health` shows health records: tables of devices and samples, one line per live reading, and the
+/// `--since` time. A value that is not a number shows its status in capitals (NAN, NRES, POSITIVE-INFINITY), never
+/// a number (IEEE 11073-20601 Annex F.8).
+enum HealthTables {
+    typealias F = RecordFormatting
+
+    static func devices(_ devices: [GatewayRecord]) -> String {
+        var table = TextTable("ADDRESS", "NAME", "CONNECTED", "SERVICES", "RACP", "SAMPLES", "LAST SAMPLE", "CURSORS")
+        for device in devices {
+            table.add([
+                device.string("address") ?? F.absent, device.string("name") ?? F.absent, F.flag(device.bool("connected")),
+                strings(device["services"]) ?? F.absent, strings(device["record_access"]) ?? F.absent,
+                F.number(device.integer("samples_stored")), F.time(device.integer("last_sample_at")), cursors(device["cursors"]),
+            ])
+        }
+        return table.text
+    }
+
+    static func samples(_ samples: [GatewayRecord]) -> String {
+        var table = TextTable("TIME (UTC)", "METRIC", "VALUE", "UNIT", "CANONICAL", "TIME BASIS", "DEVICE TIME", "USER", "SEQ", "LANE")
+        for sample in samples {
+            let canonical = sample.string("canonical_value").map { "\($0) \(sample.string("canonical_unit") ?? "")" } ?? F.absent
+            table.add([
+                F.time(sample.integer("effective_at")), sample.string("metric") ?? F.number(sample.integer("metric_code")),
+                value(sample), sample.string("unit") ?? F.absent, canonical, sample.string("time_basis") ?? F.absent,
+                sample.string("device_time") ?? F.absent, F.number(sample.integer("user_index")),
+                F.number(sample.integer("sequence")), sample.string("lane") ?? F.absent,
+            ])
+        }
+        return table.text
+    }
+
+    /// `2026-11-24 08:00:01Z  C0:54:45:00:00:01  2A36  cuff_pressure  60 mm[Hg]  intermediate`.
+    static func readingLine(_ reading: GatewayRecord) -> String {
+        var parts = [
+            F.time(reading.integer("received_at")), reading.string("address") ?? F.absent,
+            reading.string("characteristic") ?? F.absent, reading.string("metric") ?? F.absent,
+            "\(value(reading)) \(reading.string("unit") ?? "")",
+        ]
+        if let user = reading.integer("user_index") { parts.append("user \(user)") }
+        if reading.bool("intermediate") == true { parts.append("intermediate (not stored)") }
+        return parts.joined(separator: "  ")
+    }
+
+    /// The number as the device reported it, or its status when it is not one.
+    static func value(_ record: GatewayRecord) -> String {
+        if record.string("status") == "number", let value = record.string("value") { return value }
+        return (record.string("status") ?? F.absent).uppercased()
+    }
+
+    static func strings(_ value: DBusValue?) -> String? {
+        guard let elements = value?.unwrappingVariants.arrayElements else { return nil }
+        return elements.compactMap(\.stringValue).joined(separator: ",")
+    }
+
+    /// `2A18 #12 (epoch 0)` per cursor.
+    static func cursors(_ value: DBusValue?) -> String {
+        guard let elements = value?.unwrappingVariants.arrayElements, !elements.isEmpty else { return F.absent }
+        return elements.compactMap { element -> String? in
+            guard let fields = element.variantDictionaryValue else { return nil }
+            let cursor = GatewayRecord(fields)
+            let position = cursor.integer("position").map { "#\($0)" } ?? "start"
+            return "\(cursor.string("characteristic") ?? "?") \(position) (epoch \(cursor.integer("epoch") ?? 0))"
+        }.joined(separator: ", ")
+    }
+
+    /// ISO 8601 with a zone (`2026-11-24T08:00:00Z`, `…+01:00`, fractions allowed) or a date alone (UTC midnight), as
+    /// UTC nanoseconds.
+    static func nanoseconds(iso8601 text: String) -> Int64? {
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [
+            [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds], [.withFullDate],
+        ] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1e9).rounded()) }
+        }
+        return nil
+    }
+}
