@@ -41,19 +41,7 @@ struct FirmwareCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            let bytes: [UInt8]
-            do {
-                bytes = Array(try Data(contentsOf: URL(fileURLWithPath: image)))
-            } catch {
-                throw firmwareFailure("cannot read \(image): \(error.localizedDescription)", TetherExitCode.badInput)
-            }
-            let trusted: TrustedKeys
-            do {
-                trusted = try KeyDirectory.load(keys ?? KeyDirectory.defaultPath)
-            } catch {
-                let hint = keys == nil ? " (name the trusted-key directory with --keys DIR)" : ""
-                throw firmwareFailure("\(error)\(hint)", TetherExitCode.badInput)
-            }
+            let (bytes, trusted) = try readImageAndKeys(image: image, keys: keys)
             let verdict = ImageVerifier.inspect(bytes, trustedKeys: trusted)
             if json {
                 Output.line(FirmwareVerdictText.json(verdict, file: image))
@@ -66,6 +54,22 @@ struct FirmwareCommand: ParsableCommand {
 }
 
 /// Prints `tether firmware: message` on standard error and gives the exit code to throw.
+/// An image file and the trusted keys to judge it by, read at the edge; either unreadable is bad input, said once.
+func readImageAndKeys(image: String, keys: String?) throws -> (bytes: [UInt8], trusted: TrustedKeys) {
+    let bytes: [UInt8]
+    do {
+        bytes = Array(try Data(contentsOf: URL(fileURLWithPath: image)))
+    } catch {
+        throw firmwareFailure("cannot read \(image): \(error.localizedDescription)", TetherExitCode.badInput)
+    }
+    do {
+        return (bytes, try KeyDirectory.load(keys ?? KeyDirectory.defaultPath))
+    } catch {
+        let hint = keys == nil ? " (name the trusted-key directory with --keys DIR)" : ""
+        throw firmwareFailure("\(error)\(hint)", TetherExitCode.badInput)
+    }
+}
+
 func firmwareFailure(_ message: String, _ code: ExitCode) -> ExitCode {
     standardError("tether firmware: \(message)")
     return code

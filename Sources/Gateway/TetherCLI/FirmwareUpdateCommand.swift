@@ -37,18 +37,7 @@ extension FirmwareCommand {
 
         func run() throws {
             guard let target = UDPTarget(parsing: device.udp) else { throw TetherExitCode.badInput }
-            let bytes: [UInt8]
-            do {
-                bytes = Array(try Data(contentsOf: URL(fileURLWithPath: image)))
-            } catch {
-                throw firmwareFailure("cannot read \(image): \(error.localizedDescription)", TetherExitCode.badInput)
-            }
-            let trusted: TrustedKeys
-            do {
-                trusted = try KeyDirectory.load(keys ?? KeyDirectory.defaultPath)
-            } catch {
-                throw firmwareFailure("\(error)", TetherExitCode.badInput)
-            }
+            let (bytes, trusted) = try readImageAndKeys(image: image, keys: keys)
             var options = FirmwareUDPUpdate.Options()
             options.leaveInTest = leaveInTest
             let update = FirmwareUDPUpdate(image: bytes, trustedKeys: trusted)
