@@ -16,15 +16,7 @@ import TetherTestSupport
     static func with(_ health: [HealthDeviceSettings], _ body: (DaemonTestBed) async throws -> Void) async throws {
         var configuration = DaemonTestBed.simulatorConfiguration(Array(repeating: .justWorks, count: health.count))
         for index in health.indices { configuration.devices[index].health = health[index] }
-        let bed = try await DaemonTestBed(simulator: configuration)
-        do {
-            try await body(bed)
-        } catch {
-            if let daemon = bed.daemon { print("tetherd log:\n\(daemon.logText)") }
-            await bed.shutdown()
-            throw error
-        }
-        await bed.shutdown()
+        try await DaemonTestBed.with(simulator: configuration, body)
     }
 
     static func samples(_ bed: DaemonTestBed, _ device: String, since: Int64 = 0, limit: UInt32 = 0) async throws -> [[String: DBusValue]] {

@@ -23,36 +23,39 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// A socket bound to `host`:`port` (port 0: the kernel picks one; see `localPort`).
     public init(bindHost host: String, port: UInt16) throws(Failure) {
-        let address = try Self.resolve(host, port: port)
-        descriptor = socket(Int32(address.storage.ss_family), Int32(SOCK_DGRAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Failure("socket") }
-        var one: Int32 = 1
-        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var storage = address.storage
-        let result = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, address.length) }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(descriptor)
-            throw Failure("bind \(host):\(port)", code)
+        descriptor = try Self.open(host, port: port, "bind") { descriptor, address, length in
+            var one: Int32 = 1
+            setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            return bind(descriptor, address, length)
         }
     }
 
     /// A socket connected to `host`:`port`: `send` goes there and only its datagrams are received.
     public init(connectTo host: String, port: UInt16) throws(Failure) {
-        let address = try Self.resolve(host, port: port)
-        descriptor = socket(Int32(address.storage.ss_family), Int32(SOCK_DGRAM.rawValue), 0)
+        descriptor = try Self.open(host, port: port, "connect") { descriptor, address, length in
+            connect(descriptor, address, length)
+        }
+    }
+
+    /// A datagram socket for `host`:`port`'s address family, given to `attach` (bind or connect) with the address;
+    /// closed again if that fails.
+    private static func open(
+        _ host: String, port: UInt16, _ what: String,
+        attach: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) throws(Failure) -> Int32 {
+        let address = try resolve(host, port: port)
+        let descriptor = socket(Int32(address.storage.ss_family), Int32(SOCK_DGRAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure("socket") }
         var storage = address.storage
         let result = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, address.length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { attach(descriptor, $0, address.length) }
         }
         guard result == 0 else {
             let code = errno
             close(descriptor)
-            throw Failure("connect \(host):\(port)", code)
+            throw Failure("\(what) \(host):\(port)", code)
         }
+        return descriptor
     }
 
     deinit { close(descriptor) }

@@ -123,7 +123,13 @@ final class DaemonTestBed: @unchecked Sendable {
 
     /// Runs `body` with a test bed and always tears it down.
     static func with(_ modes: [PairingMode], _ body: (DaemonTestBed) async throws -> Void) async throws {
-        let bed = try await DaemonTestBed(simulator: simulatorConfiguration(modes))
+        try await with(simulator: simulatorConfiguration(modes), body)
+    }
+
+    /// Runs `body` with a test bed on this simulator configuration and always tears it down (printing tetherd's log
+    /// when the body fails).
+    static func with(simulator configuration: SimulatorConfiguration, _ body: (DaemonTestBed) async throws -> Void) async throws {
+        let bed = try await DaemonTestBed(simulator: configuration)
         do {
             try await body(bed)
         } catch {
