@@ -32,7 +32,7 @@ struct CheckConfigTests {
             """)
         let result = try await check(path, in: directory)
         #expect(result.status == 1)
-        #expect(result.output.contains("\(path): line 2, key 'bluetooth.max_connections': 42 is outside 1…10"))
+        #expect(result.output.contains("\(path): line 2, key 'bluetooth.max_connections': 42 is outside 1…32"))
         #expect(result.output.contains("\(path): line 3, key 'bluetooth.colour': unknown key"))
     }
 

@@ -104,7 +104,7 @@ struct ConfigurationTests {
             """)
         let byKey = Dictionary(uniqueKeysWithValues: found.map { ($0.key ?? "", $0) })
         #expect(byKey["bluetooth.max_connections"]?.line == 2)
-        #expect(byKey["bluetooth.max_connections"]?.message == "0 is outside 1…10")
+        #expect(byKey["bluetooth.max_connections"]?.message == "0 is outside 1…32")
         #expect(byKey["bluetooth.backoff_initial"]?.line == 3)
         #expect(byKey["bluetooth.backoff_initial"]?.message.contains("unit") == true)
         #expect(byKey["bluetooth.notify_method"]?.line == 4)

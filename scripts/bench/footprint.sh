@@ -7,9 +7,12 @@
 # NOTIFY_SOCKET of its own (scripts/bench/footprint.py), timing exec to READY=1. Prints the figures; exits 0 when
 # they were measured (meeting the targets is reported, not required).
 #
-# Usage: scripts/bench/footprint.sh [--debug] [--devices N] [--stream S] [--idle S] [--runs N] [--keep] [--no-build]
+# Usage: scripts/bench/footprint.sh [--debug | --static] [--devices N] [--stream S] [--idle S] [--runs N] [--keep]
+#                                    [--no-build]
 #   --debug      the debug build instead (a baseline to compare the release build with)
-#   --devices N  simulated devices, 1 to 10 (default 10)
+#   --static     tetherd as the .deb ships it (release, --static-swift-stdlib, scratch path .build-static); the
+#                other programs, which are not measured, from the debug build
+#   --devices N  simulated devices, 1 to 32 (default 20, the issue's load; bluetooth.max_connections is set to N)
 #   --stream S   seconds of streaming before the RSS sample (default 60)
 #   --idle S     seconds of the idle CPU measurement (default 60)
 #   --runs N     starts timed to READY=1 (default 5; the median is reported)
@@ -18,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-device_count=10
+device_count=20
 stream=60
 idle=60
 runs=5
@@ -28,25 +31,38 @@ configuration=release
 while (($#)); do
     case "$1" in
     --debug) configuration=debug; shift ;;
+    --static) configuration=static; shift ;;
     --devices) device_count=${2:?}; shift 2 ;;
     --stream) stream=${2:?}; shift 2 ;;
     --idle) idle=${2:?}; shift 2 ;;
     --runs) runs=${2:?}; shift 2 ;;
     --keep) keep=true; shift ;;
     --no-build) build=false; shift ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "footprint: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
-[[ "$device_count" =~ ^[0-9]+$ && "$device_count" -ge 1 && "$device_count" -le 10 ]] || { echo "footprint: --devices must be 1 to 10" >&2; exit 2; }
+[[ "$device_count" =~ ^[0-9]+$ && "$device_count" -ge 1 && "$device_count" -le 32 ]] || { echo "footprint: --devices must be 1 to 32" >&2; exit 2; }
 
-if $build; then
-    echo "== building tether, tether-sim, tether-server, tetherd ($configuration)"
-    for product in tether tether-sim tether-server tetherd; do
-        swift build -c "$configuration" --product "$product" 2>&1 | tail -1
-    done
+# The build each program comes from: all four from one, except with --static, where only tetherd is built the .deb's
+# way (deploy/build-deb.sh) and the rest, which are not measured, come from the debug build.
+if [ "$configuration" = static ]; then
+    if $build; then
+        echo "== building tether, tether-sim, tether-server (debug) and tetherd (release, --static-swift-stdlib)"
+        for product in tether tether-sim tether-server; do swift build --product "$product" 2>&1 | tail -1; done
+        swift build -c release --static-swift-stdlib --scratch-path .build-static --product tetherd 2>&1 | tail -1
+    fi
+    bin=$(swift build --show-bin-path)
+    tetherd_bin=$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/tetherd
+else
+    if $build; then
+        echo "== building tether, tether-sim, tether-server, tetherd ($configuration)"
+        for product in tether tether-sim tether-server tetherd; do
+            swift build -c "$configuration" --product "$product" 2>&1 | tail -1
+        done
+    fi
+    bin=$(swift build -c "$configuration" --show-bin-path)
 fi
-bin=$(swift build -c "$configuration" --show-bin-path)
 python=/usr/bin/python3
 footprint=scripts/bench/footprint.py
 
@@ -77,7 +93,7 @@ read -r idle_rss _ _ _ < <("$python" "$footprint" rss "$tetherd_pid")
 kill -TERM -- "-$tetherd_pid"
 wait "$tetherd_pid" 2>/dev/null || true
 forget "$tetherd_pid"
-mapfile -t ready_ms < <("$python" "$footprint" ready "$bin/tetherd" "$work/tether.toml" "$runs")
+mapfile -t ready_ms < <("$python" "$footprint" ready "${tetherd_bin:-$bin/tetherd}" "$work/tether.toml" "$runs")
 ((${#ready_ms[@]} == runs)) || fail "tetherd did not signal READY=1 in every run"
 median=$(printf '%s\n' "${ready_ms[@]}" | sort -n | sed -n "$(((runs + 1) / 2))p")
 

@@ -5,7 +5,8 @@
 #
 # The sourcing script sets `tool` (its name, for messages) and `keep` (true/false: keep the temporary directory),
 # then calls `system_init PREFIX` and `trap system_cleanup EXIT`. Needs `bin` (swift build --show-bin-path) and
-# `python` (Debian's python3, which has python3-dbus).
+# `python` (Debian's python3, which has python3-dbus); `tetherd_bin`, when set, is the tetherd to run instead of
+# `$bin/tetherd` (scripts/bench/footprint.sh --static).
 
 # Creates the temporary directory ($work) and the process table.
 system_init() {
@@ -168,13 +169,13 @@ enabled = false
 level = "warning"
 ${3:-}
 EOF
-    "$bin/tetherd" --check-config --config "$work/tether.toml" >/dev/null
+    "${tetherd_bin:-$bin/tetherd}" --check-config --config "$work/tether.toml" >/dev/null
     export TETHER_BUS_ADDRESS=$bus
 }
 
 # Starts tetherd; sets $tetherd_pid (its process group).
 start_tetherd() {
-    start tetherd "$work/tetherd.log" "$bin/tetherd" --config "$work/tether.toml"
+    start tetherd "$work/tetherd.log" "${tetherd_bin:-$bin/tetherd}" --config "$work/tether.toml"
     tetherd_pid=${pids[-1]}
 }
 

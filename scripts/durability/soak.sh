@@ -16,7 +16,7 @@
 # Usage: scripts/durability/soak.sh [--minutes M] [--devices N] [--seed S] [--sample S] [--warmup S]
 #                                   [--fault-every S] [--keep] [--no-build]
 #   --minutes M      how long the devices stream (default 120, the long run; scripts/test.sh runs 5)
-#   --devices N      simulated devices, 1 to 10 (default 10: tetherd holds at most 10 links, bluetooth.max_connections)
+#   --devices N      simulated devices, 1 to 32 (default 20, the issue's load; bluetooth.max_connections is set to N)
 #   --seed S         seeds the fault schedule (default 1)
 #   --sample S       seconds between samples (default 10)
 #   --warmup S       samples before this many seconds are not judged (default: a fifth of the run, at least 60)
@@ -30,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 minutes=120
-device_count=10
+device_count=20
 seed=1
 sample_seconds=10
 warmup=
@@ -52,7 +52,7 @@ while (($#)); do
     esac
 done
 [[ "$minutes" =~ ^[0-9]+$ && "$minutes" -ge 1 ]] || { echo "soak: --minutes must be at least 1" >&2; exit 2; }
-[[ "$device_count" =~ ^[0-9]+$ && "$device_count" -ge 1 && "$device_count" -le 10 ]] || { echo "soak: --devices must be 1 to 10" >&2; exit 2; }
+[[ "$device_count" =~ ^[0-9]+$ && "$device_count" -ge 1 && "$device_count" -le 32 ]] || { echo "soak: --devices must be 1 to 32" >&2; exit 2; }
 [[ "$seed" =~ ^[0-9]+$ ]] || { echo "soak: --seed must be a whole number" >&2; exit 2; }
 [[ "$sample_seconds" =~ ^[0-9]+$ && "$sample_seconds" -ge 1 ]] || { echo "soak: --sample must be at least 1 s" >&2; exit 2; }
 [[ "$fault_every" =~ ^[0-9]+$ && "$fault_every" -ge 10 ]] || { echo "soak: --fault-every must be at least 10 s" >&2; exit 2; }

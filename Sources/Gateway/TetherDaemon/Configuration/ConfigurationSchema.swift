@@ -36,7 +36,9 @@ enum ConfigurationSchema {
                 }
             },
             Key(name: "max_connections") { config, value in
-                integer(value, in: 1...10) { config.bluetooth.maximumConnections = $0 }
+                // The controller is the real ceiling (it refuses a connection it has no room for, and the
+                // supervisor backs off); 32 leaves room for a USB controller serving a clinic room's devices.
+                integer(value, in: 1...32) { config.bluetooth.maximumConnections = $0 }
             },
             Key(name: "backoff_initial") { config, value in
                 duration(value) { config.bluetooth.backoffInitial = $0 }
