@@ -49,6 +49,8 @@ import Testing
         #expect(HealthMetric.bodyMass.mdcCode == 188_736)
         #expect(HealthMetric.bodyTemperature.mdcCode == 150_364)
         #expect(HealthMetric.carbohydrateIntake.mdcCode == 8_417_764)
+        // MDC_CONC_HBA1C: partition 2, term 29148 (the public copies of the 11073 nomenclature tables).
+        #expect(HealthMetric.hbA1c.mdcCode == 160_220)  // 2 × 65536 + 29148
         for metric in HealthMetric.allCases {
             guard let code = metric.mdcCode else { continue }
             #expect(code >> 16 == (metric == .carbohydrateIntake ? 128 : 2), "\(metric)")

@@ -77,6 +77,9 @@ public enum HealthMetric: String, Hashable, Sendable, Encodable, CaseIterable {
         // Partition 128 (MDC_PART_PHD_DM) << 16 | term 29156, as 11073 nomenclature headers list it (e.g. github
         // cdealti/zigbee_firmware, BeeApps/HC/NomenclatureCodes.h): the cold lane stores a Glucose Context's carbohydrate.
         .carbohydrateIntake: Entry(code: 8_417_764, referenceID: "MDC_CTXT_GLU_CARB", source: "IEEE 11073-10417, partition 128, term 29156"),
-        .hbA1c: Entry(code: 160_308, referenceID: "MDC_CONC_HBA1C", source: "[10101] IEEE 11073-10417, term 29236"),
+        // Term 29148 in partition 2, as the public copies of the 11073 nomenclature tables list it (C headers and Java
+        // constants from the Continua era, beside MDC_CONC_GLU_ISF 29140). Term 29236, used here before, is
+        // MDC_CTXT_GLU_SAMPLELOCATION (partition 128): a context attribute, not a concentration.
+        .hbA1c: Entry(code: 160_220, referenceID: "MDC_CONC_HBA1C", source: "IEEE 11073-10417, partition 2, term 29148"),
     ]
 }
