@@ -5,6 +5,8 @@
                                              the milliseconds from exec to READY=1 for each (SIGTERM after each)
   footprint.py rss PID                       resident memory (KiB) and its parts: anonymous, file-backed
   footprint.py cpu PID SECONDS               CPU time (user + system) PID used over SECONDS, as % of one core
+  footprint.py mappings PID [N]              where the resident memory is (/proc/PID/smaps): KiB resident per
+                                             mapped file or kind of anonymous mapping, largest first (N rows, 12)
 
 systemd's notify protocol (sd_notify(3)): a datagram "READY=1" on the AF_UNIX socket named by NOTIFY_SOCKET. Only
 the standard library is used.
@@ -63,6 +65,29 @@ def rss(pid):
     return 0
 
 
+def mappings(pid, rows):
+    """Sums smaps' Rss by what is mapped: the file's path, or [heap], [stack], or "anonymous" for the rest (malloc
+    arenas, thread stacks and Swift's allocations live there). Private_Dirty says how much of it is the process's
+    own; a file-backed page that is clean could be dropped and read again."""
+    totals, dirty = {}, {}
+    name = None
+    with open("/proc/%d/smaps" % pid) as handle:
+        for line in handle:
+            head = line.split()
+            if not head:
+                continue
+            if not head[0].endswith(":") or "-" in head[0]:
+                # A mapping's first line: address range, permissions, offset, device, inode, [path].
+                name = head[5] if len(head) > 5 else "anonymous"
+            elif head[0] == "Rss:":
+                totals[name] = totals.get(name, 0) + int(head[1])
+            elif head[0] == "Private_Dirty:":
+                dirty[name] = dirty.get(name, 0) + int(head[1])
+    for name, kib in sorted(totals.items(), key=lambda item: -item[1])[:rows]:
+        print("%8d KiB resident  %8d KiB private dirty  %s" % (kib, dirty.get(name, 0), name))
+    return 0
+
+
 def cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
@@ -83,6 +108,8 @@ def main(arguments):
         return ready(arguments[1], arguments[2], int(arguments[3]))
     if len(arguments) == 2 and arguments[0] == "rss":
         return rss(int(arguments[1]))
+    if len(arguments) in (2, 3) and arguments[0] == "mappings":
+        return mappings(int(arguments[1]), int(arguments[2]) if len(arguments) == 3 else 12)
     if len(arguments) == 3 and arguments[0] == "cpu":
         return cpu(int(arguments[1]), float(arguments[2]))
     print(__doc__, file=sys.stderr)

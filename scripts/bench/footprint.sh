@@ -76,14 +76,11 @@ echo "== starting the system in $work ($device_count devices)"
 start_bus
 start_sim "$device_count"
 start_server
-write_tetherd_config "$device_count"
-start_tetherd
-wait_for "tetherd's control API" 30 tetherd_ready
-pair_devices >/dev/null
-start load "$work/load.log" "$python" "$helper" load "$bus" "$work/load.json" "$(device_list)"
-load_pid=${pids[-1]}
+start_gateway "$device_count"
+start_users
 pause "$stream"
 read -r rss anon file threads < <("$python" "$footprint" rss "$tetherd_pid")
+"$python" "$footprint" mappings "$tetherd_pid" > "$work/mappings.txt"
 read -r streaming_cpu < <("$python" "$footprint" cpu "$tetherd_pid" 10)
 created=$("$python" "$helper" field "$work/load.json" created)
 kill -TERM -- "-$load_pid" 2>/dev/null || true
@@ -108,3 +105,6 @@ printf '  %-58s %12s %10s\n' "" "measured" "target" \
     "CPU, devices connected and idle (% of one core, ${idle} s)" "$idle_cpu" "0.5" \
     "exec to READY=1 (ms, median of $runs: ${ready_ms[*]})" "$median" "150" \
     "events the devices created while streaming" "$created" ""
+echo
+echo "== where the resident memory was, devices streaming (/proc/PID/smaps, largest first)"
+sed 's/^/  /' "$work/mappings.txt"

@@ -189,3 +189,19 @@ pair_devices() {
         "$bin/tether" pair "${addresses[n - 1]}" --passkey $((123456 + n)) --yes --timeout 60
     done
 }
+
+# 5. tetherd for $1 devices ($2 and $3 as for write_tetherd_config) with its control API up and every device paired:
+# the start the durability scripts and the footprint share (scripts/demo.sh shows each step instead).
+start_gateway() {
+    write_tetherd_config "$@"
+    start_tetherd
+    wait_for "tetherd's control API" 30 tetherd_ready
+    pair_devices >/dev/null
+}
+
+# 6. The devices' users taking hits (scripts/demo/devices.py load, counts in $work/load.json; needs
+# scripts/durability/drain.sh's `helper` and `device_list`). Sets $load_pid.
+start_users() {
+    start load "$work/load.log" "$python" "$helper" load "$bus" "$work/load.json" "$(device_list)"
+    load_pid=${pids[-1]}
+}

@@ -65,12 +65,8 @@ echo "== starting the system in $work (tetherd's state on a ${size_mib} MiB tmpf
 start_bus
 start_sim "$device_count"
 start_server
-write_tetherd_config "$device_count" "$state" $'[storage]\nmin_free_disk = "0B"'
-start_tetherd
-wait_for "tetherd's control API" 30 tetherd_ready
-pair_devices >/dev/null
-start load "$work/load.log" "$python" "$helper" load "$bus" "$work/load.json" "$(device_list)"
-load_pid=${pids[-1]}
+start_gateway "$device_count" "$state" $'[storage]\nmin_free_disk = "0B"'
+start_users
 acked_once() { read -r released _ < <("$python" "$helper" device-stats "$bus" "$(device_list)"); ((released > 0)); }
 wait_for "the first ACKed events" 60 acked_once
 

@@ -70,12 +70,8 @@ echo "== starting the system in $work"
 start_bus
 start_sim "$device_count"
 start_server
-write_tetherd_config "$device_count"
-start_tetherd
-wait_for "tetherd's control API" 30 tetherd_ready
-pair_devices >/dev/null
-start load "$work/load.log" "$python" "$helper" load "$bus" "$work/load.json" "$(device_list)"
-load_pid=${pids[-1]}
+start_gateway "$device_count"
+start_users
 echo "== $device_count devices paired and streaming; $kills SIGKILLs of tetherd, seed $seed, 0-$max_delay_ms ms apart"
 
 declare -A cursor_last=()

@@ -100,13 +100,9 @@ start_sim "$device_count"
 "$bin/tether-server" token create --db "$work/server.sqlite" --tenant demo --gateway demo-gateway --output "$work/sync.token" >/dev/null
 server_up
 server="127.0.0.1:$port"
-write_tetherd_config "$device_count"
-start_tetherd
-wait_for "tetherd's control API" 30 tetherd_ready
-pair_devices >/dev/null
+start_gateway "$device_count"
 "$python" "$helper" faults "$bus" on
-start load "$work/load.log" "$python" "$helper" load "$bus" "$work/load.json" "$(device_list)"
-load_pid=${pids[-1]}
+start_users
 echo "== $device_count devices paired and streaming for $minutes min; a fault about every $fault_every s (seed $seed);" \
     "a sample every $sample_seconds s, judged after $warmup s"
 
