@@ -4,8 +4,10 @@
 # the time from exec to READY=1 (150 ms). Runs the system as scripts/demo.sh does (scripts/demo/system.sh), pairs
 # the devices, lets them stream (--stream seconds), samples tetherd's RSS, stops the devices' users, waits 20 s,
 # measures CPU over --idle seconds, then stops tetherd and starts it --runs times against the same database with a
-# NOTIFY_SOCKET of its own (scripts/bench/footprint.py), timing exec to READY=1. Prints the figures; exits 0 when
-# they were measured (meeting the targets is reported, not required).
+# NOTIFY_SOCKET of its own (scripts/bench/footprint.py), timing exec to READY=1. Prints the figures, and where the
+# resident memory is: by mapping, by the program's own ELF sections, and what of it tetherd touched in 10 s of
+# streaming (the sections and the working set need root). Exits 0 when the figures were measured (meeting the
+# targets is reported, not required).
 #
 # Usage: scripts/bench/footprint.sh [--debug | --static] [--devices N] [--stream S] [--idle S] [--runs N] [--keep]
 #                                    [--no-build]
@@ -80,7 +82,9 @@ start_gateway "$device_count"
 start_users
 pause "$stream"
 read -r rss anon file threads < <("$python" "$footprint" rss "$tetherd_pid")
-"$python" "$footprint" mappings "$tetherd_pid" > "$work/mappings.txt"
+"$python" "$footprint" mappings "$tetherd_pid" 16 > "$work/mappings.txt"
+"$python" "$footprint" sections "$tetherd_pid" > "$work/sections.txt" 2>&1 || true
+"$python" "$footprint" working-set "$tetherd_pid" 10 > "$work/working-set.txt" 2>&1 || true
 read -r streaming_cpu < <("$python" "$footprint" cpu "$tetherd_pid" 10)
 created=$("$python" "$helper" field "$work/load.json" created)
 kill -TERM -- "-$load_pid" 2>/dev/null || true
@@ -108,3 +112,9 @@ printf '  %-58s %12s %10s\n' "" "measured" "target" \
 echo
 echo "== where the resident memory was, devices streaming (/proc/PID/smaps, largest first)"
 sed 's/^/  /' "$work/mappings.txt"
+echo
+echo "== tetherd's own resident pages by ELF section, devices streaming (/proc/PID/pagemap)"
+head -n 12 "$work/sections.txt" | sed 's/^/  /'
+echo
+echo "== what tetherd touched in 10 s of streaming, beside what is resident (clear_refs, then smaps' Referenced)"
+sed 's/^/  /' "$work/working-set.txt"
