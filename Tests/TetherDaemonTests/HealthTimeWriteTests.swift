@@ -112,7 +112,12 @@ import TetherTestSupport
             try await waitUntil("the live reading", seconds: 90, every: .milliseconds(100), retryingErrors: true) {
                 try await Self.samples(bed, "2A35").count { $0["metric"]?.stringValue == "blood_pressure_systolic" } == 3
             }
-            let live = try #require(try await Self.samples(bed, "2A35").first { $0["metric"]?.stringValue == "blood_pressure_systolic" })
+            // Not simply the newest: the stored ones are timed by receipt, which can be later than the live
+            // reading's whole-second stamp.
+            let storedUids = Set(stored.compactMap { $0["uid"]?.stringValue })
+            let live = try #require(try await Self.samples(bed, "2A35").first {
+                $0["metric"]?.stringValue == "blood_pressure_systolic" && !storedUids.contains($0["uid"]?.stringValue ?? "")
+            })
             let bytes = HealthControlTests.bytes(hex: try #require(live["raw"]?.stringValue))
             let stamp = try #require(try Self.cuffStamp(bytes), "the live reading carries a known stamp: \(bytes)")
             #expect((start - 2)...(Self.now() + 2) ~= stamp, "stamp \(stamp)")
