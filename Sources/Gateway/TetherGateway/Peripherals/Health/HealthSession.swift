@@ -33,10 +33,10 @@ final class HealthSession: PeripheralSession {
 
     var offer: HealthOffer? { offered.withLock { $0 } }
 
-    /// When the gateway wrote the device's clock on its current link and switched both lanes to the new facts; nil
-    /// when it did not (`ListHealthDevices`' `clock_written_at`).
-    private let clockWritten = Mutex<Timestamp?>(nil)
-    var clockWrittenAt: Timestamp? { clockWritten.withLock { $0 } }
+    /// The current link (from the start of its set-up to its end) and when the gateway wrote the device's clock on
+    /// it and switched both lanes to the new facts, nil when it did not (`ListHealthDevices`' `clock_written_at`).
+    private let clockLink = Mutex<(link: UInt64, clockWrittenAt: Timestamp?)?>(nil)
+    var clockWrittenAt: Timestamp? { clockLink.withLock { $0?.clockWrittenAt } }
 
     /// The time-write policy (tetherd's `[health] write_device_time`).
     private let timeWrite: TimeWritePolicy.Mode
@@ -93,7 +93,7 @@ final class HealthSession: PeripheralSession {
         // The device's clock, and the time-write policy (docs/design/health.md, "The time-write rule"): a write
         // allowed at once is made before any value can arrive, so both lanes start with the facts after it; one that
         // must wait for the cold lane is made by the gate below, which then switches both lanes' facts.
-        clockWritten.withLock { $0 = nil }
+        clockLink.withLock { $0 = (link.number, nil) }
         let readFacts = await Self.readClock(link, at: clock)
         let writer = HealthClockWriter(link: link, mode: timeWrite, clock: clock)
         var facts = readFacts
@@ -105,7 +105,7 @@ final class HealthSession: PeripheralSession {
                 if let after = await writer.write(over: readFacts) {
                     facts = after
                     let writtenAt = self.clock.linkNow()
-                    clockWritten.withLock { $0 = writtenAt }
+                    clockLink.withLock { $0?.clockWrittenAt = writtenAt }
                 }
             case .afterStoredRecordsTaken: writeAfterColdLane = true
             case .withheld: break
@@ -151,19 +151,25 @@ final class HealthSession: PeripheralSession {
             }
         }
         // TimeWriteMoment rule 3: the write waits for every cold-lane service's first procedure to take every stored
-        // record (a service whose lane could not start leaves it waiting: no write on this connection).
-        if writeAfterColdLane, !cold.isEmpty {
+        // record; a records-bearing service whose lane could not start (its cursor unreadable) withholds it.
+        if writeAfterColdLane, !cold.isEmpty, Set(cold.keys) == coldServices {
             let coldDrivers = cold.values.map(\.continuation)
             let (sink, address, clock, number) = (sink, address, clock, link.number)
             lateWrite.arm(awaiting: Set(cold.keys)) { [weak self] in
                 Task {
-                    guard let after = await writer.write(over: readFacts) else { return }
+                    // Only on the link whose records were taken: after a reconnection the device path is the same,
+                    // and that link reads the clock and decides for itself.
+                    guard self?.isCurrentLink(number) == true, let after = await writer.write(over: readFacts),
+                        self?.isCurrentLink(number) == true
+                    else { return }
                     // At the write's answer, for both lanes: the hot lane by time of receipt, each driver in its
                     // inbox's order (behind every value that arrived before).
                     let at = clock.linkNow()
                     await sink.clockChanged(address: address, link: number, clock: after, at: at)
                     for driver in coldDrivers { driver.yield(.clockChanged(after)) }
-                    self?.clockWritten.withLock { $0 = at }
+                    self?.clockLink.withLock { current in
+                        if current?.link == number { current?.clockWrittenAt = at }
+                    }
                 }
             }
         }
@@ -211,6 +217,10 @@ final class HealthSession: PeripheralSession {
         previous?.drivers.forEach { $0.yield(.linkDown); $0.finish() }
     }
 
+    private func isCurrentLink(_ number: UInt64) -> Bool {
+        clockLink.withLock { $0?.link == number }
+    }
+
     /// Current Time Service (0x1805, CTS v1.1 §3.1/§3.2): the device's clock read now, beside the gateway's clock at
     /// the answer, and its Local Time Information. A device without the service, or a read that fails, leaves what
     /// is unknown unknown; the derivation then says so in each reading's time basis.
@@ -253,6 +263,7 @@ final class HealthSession: PeripheralSession {
     }
 
     func linkDown() {
+        clockLink.withLock { $0 = nil }
         guard let ended = forwarding.withLock({ current in defer { current = nil }; return current }) else { return }
         ended.tasks.forEach { $0.cancel() }
         ended.drivers.forEach { $0.yield(.linkDown); $0.finish() }
