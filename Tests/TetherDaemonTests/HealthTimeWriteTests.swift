@@ -52,11 +52,15 @@ import TetherTestSupport
     /// The Current Time values (0x2A2B) the device accepted, hand-decoded (CTS v1.1 §3.1: Date Time, Day of Week,
     /// Fractions256, Adjust Reason).
     static func currentTimeWrites(_ bed: DaemonTestBed) async throws -> [(seconds: Int64?, dayOfWeek: UInt8, adjustReason: UInt8)] {
-        let path = DBusObjectPath("/org/bluez/hci0/dev_" + device.replacingOccurrences(of: ":", with: "_"))
-        let simulated = try #require(await bed.simulator.device(at: path))
-        return await simulated.healthWrites.filter { $0.characteristic == 0x2A2B }.map { write in
+        try await writes(bed).filter { $0.characteristic == 0x2A2B }.map { write in
             (write.bytes.count == 10 ? dateTime(write.bytes, at: 0) : nil, write.bytes.count == 10 ? write.bytes[7] : 0, write.bytes.last ?? 0)
         }
+    }
+
+    /// Every write the simulated device accepted, in order.
+    static func writes(_ bed: DaemonTestBed) async throws -> [HealthWrite] {
+        let path = DBusObjectPath("/org/bluez/hci0/dev_" + device.replacingOccurrences(of: ":", with: "_"))
+        return await (try #require(await bed.simulator.device(at: path))).healthWrites
     }
 
     /// ISO 8601 weekday (Monday 1 … Sunday 7, as GSS Day of Week) of a day count since 1970-01-01, a Thursday.
@@ -177,6 +181,43 @@ import TetherTestSupport
             #expect(newest["effective_at"]?.int64Value == stamp * 1_000_000_000, "\(newest)")
             // The three taken before the write kept their derivation.
             #expect(after.count { $0["time_basis"]?.stringValue == "coincident-clock-reading" } == 3)
+            try await bed.stopDaemon()
+        }
+    }
+
+    /// The meter drops the link after 5 records of the first report: that procedure did not take every stored record,
+    /// so nothing is written on that connection (TimeWriteMoment rule 3); the next connection reads the clock as it
+    /// still is (an hour ahead), takes all 20 records corrected by that reading, and only then writes.
+    @Test(.timeLimit(.minutes(4)))
+    func aTransferInterruptedBeforeTheWriteKeepsTheOldFactsOnTheNextConnection() async throws {
+        var meter = HealthDeviceSettings(kind: .glucose)
+        meter.storedRecords = 20
+        meter.contextEvery = 0
+        meter.clockSkewSeconds = 3_600
+        meter.faults.racp.disconnectAfterRecords = 5
+        try await HealthControlTests.with([meter]) { bed in
+            try await bed.startDaemon(extra: "[health]\nwrite_device_time = \"when-drifted\"\n")
+            let start = Self.now()
+            _ = try await bed.pair(Self.device)
+            try await waitUntil("all 20 records and the clock written; log:\n\(bed.daemon?.logText ?? "")", seconds: 120, every: .milliseconds(100), retryingErrors: true) {
+                let written = try await HealthControlTests.healthDevice(bed, Self.device)?["clock_written_at"]?.int64Value != nil
+                return try await Self.samples(bed, "2A18").count == 20 && written
+            }
+            for record in try await Self.samples(bed, "2A18") {
+                let stamp = try Self.glucoseStamp(HealthControlTests.bytes(hex: try #require(record["raw"]?.stringValue)))
+                let effective = try #require(record["effective_at"]?.int64Value) / 1_000_000_000
+                #expect(record["time_basis"]?.stringValue == "coincident-clock-reading", "\(record)")
+                #expect((3_597...3_603).contains(stamp - effective), "stamp \(stamp), effective \(effective)")
+            }
+            let writes = try await Self.currentTimeWrites(bed)
+            #expect(writes.count == 1, "\(writes)")
+            let written = try #require(writes.first?.seconds)
+            #expect((start - 2)...(Self.now() + 2) ~= written, "written \(written)")
+            // The write came after two reports (RACP op code 0x01, Report stored records): the dropped one and the
+            // next connection's.
+            let all = try await Self.writes(bed)
+            let at = try #require(all.firstIndex { $0.characteristic == 0x2A2B })
+            #expect(all[..<at].count { $0.characteristic == 0x2A52 && $0.bytes.first == 0x01 } >= 2, "\(all)")
             try await bed.stopDaemon()
         }
     }
