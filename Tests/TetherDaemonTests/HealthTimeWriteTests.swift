@@ -200,8 +200,9 @@ import TetherTestSupport
             let start = Self.now()
             _ = try await bed.pair(Self.device)
             try await waitUntil("all 20 records and the clock written; log:\n\(bed.daemon?.logText ?? "")", seconds: 120, every: .milliseconds(100), retryingErrors: true) {
-                let written = try await HealthControlTests.healthDevice(bed, Self.device)?["clock_written_at"]?.int64Value != nil
-                return try await Self.samples(bed, "2A18").count == 20 && written
+                let stored = try await Self.samples(bed, "2A18").count
+                let writes = try await Self.currentTimeWrites(bed)
+                return stored == 20 && !writes.isEmpty
             }
             for record in try await Self.samples(bed, "2A18") {
                 let stamp = try Self.glucoseStamp(HealthControlTests.bytes(hex: try #require(record["raw"]?.stringValue)))
