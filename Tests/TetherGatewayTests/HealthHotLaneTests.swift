@@ -115,4 +115,43 @@ struct HealthHotLaneTests {
         let counters = await lane.counters
         #expect(counters.samplesStored == 3 && counters.duplicates == 3, "\(counters)")
     }
+
+    /// The gateway wrote the clock (docs/design/health.md, "The time-write rule"): a value received before the
+    /// write keeps the facts read before it, even when the lane hears of it after the switch; one received after
+    /// is timed by the clock the gateway set.
+    @Test func aClockWriteSwitchesTheFactsAtTheWriteByTimeOfReceipt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hot-lane-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try GatewayDatabase(path: directory.appendingPathComponent("gateway.sqlite").path)
+        let committer = GroupCommitter(service: ConsumptionService(database: database))
+        var random = SystemRandomNumberGenerator()
+        let address = "C0:54:45:00:00:0A"
+        try PeripheralRegistry(database: database).recordClassification(
+            kinds: [.health], services: [], identityAddress: address, at: Timestamp(nanoseconds: 1), using: &random)
+        let lane = HealthHotLane(database: database, committer: committer)
+        func at(_ hours: Int64, _ minutes: Int64, _ seconds: Int64) -> Timestamp {
+            // 2026-11-24T00:00:00Z = 1795478400 (date -u -d 2026-11-24 +%s).
+            Timestamp(nanoseconds: (1_795_478_400 + hours * 3600 + minutes * 60 + seconds) * 1_000_000_000)
+        }
+        // Read at connection: the cuff's clock an hour ahead (09:30:00 when the gateway's is 08:30:00).
+        let before = DeviceClockFacts(reading: .init(deviceTime: DeviceDateTime(year: 2026, month: 11, day: 24, hours: 9, minutes: 30, seconds: 0), receivedAt: at(8, 30, 0)))
+        await lane.linkStarted(address: address, link: 1, clock: before)
+        // Written at 08:31:00: set in UTC.
+        let after = DeviceClockFacts(setting: .setByGatewayInUTC, reading: .init(deviceTime: DeviceDateTime(year: 2026, month: 11, day: 24, hours: 8, minutes: 31, seconds: 0), receivedAt: at(8, 31, 0)))
+        await lane.clockChanged(address: address, link: 1, clock: after, at: at(8, 31, 0))
+        // BLS §3.1 by hand: flags 0x02 (mmHg, time stamp), 120 / 80 / 93 mmHg, then the stamp. Received at 08:30:30,
+        // stamped 09:30:10 by the old clock; handed to the lane after the switch.
+        let old: [UInt8] = [0x02, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0xEA, 0x07, 0x0B, 0x18, 0x09, 0x1E, 0x0A]
+        // Received at 08:32:05, stamped 08:32:00 by the clock the gateway set.
+        let new: [UInt8] = [0x02, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0xEA, 0x07, 0x0B, 0x18, 0x08, 0x20, 0x00]
+        await lane.received(HealthCharacteristicValue(address: address, link: 1, service: .bloodPressure, characteristic: 0x2A35, bytes: old, receivedAt: at(8, 30, 30)))
+        await lane.received(HealthCharacteristicValue(address: address, link: 1, service: .bloodPressure, characteristic: 0x2A35, bytes: new, receivedAt: at(8, 32, 5)))
+        let samples = try HealthStore(database: database).samples().map(\.sample)
+        let olds = samples.filter { $0.rawBytes == old }
+        let news = samples.filter { $0.rawBytes == new }
+        #expect(olds.count == 3 && news.count == 3)
+        #expect(olds.allSatisfy { $0.timeBasis == .coincidentClockReading && $0.effectiveAt == at(8, 30, 10) }, "\(olds)")
+        #expect(news.allSatisfy { $0.timeBasis == .clockSetByGateway && $0.effectiveAt == at(8, 32, 0) }, "\(news)")
+    }
 }

@@ -8,6 +8,7 @@ import HealthProfiles
 import Synchronization
 import Testing
 @testable import TetherGateway
+import TetherPrimitives
 import TetherStore
 import TetherTestSupport
 
@@ -19,6 +20,7 @@ final class RecordingHealthSink: HealthValueSink {
     let clocks = Mutex<[DeviceClockFacts]>([])
 
     func linkStarted(address: String, link: UInt64, clock: DeviceClockFacts) async { clocks.withLock { $0.append(clock) } }
+    func clockChanged(address: String, link: UInt64, clock: DeviceClockFacts, at: Timestamp) async { clocks.withLock { $0.append(clock) } }
     func received(_ value: HealthCharacteristicValue) async { values.withLock { $0.append(value) } }
     func linkEnded(address: String, link: UInt64) async { endedLinks.withLock { $0.append(link) } }
 

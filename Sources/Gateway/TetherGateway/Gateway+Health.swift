@@ -1,4 +1,5 @@
 import HealthProfiles
+import TetherPrimitives
 
 /// A standard health device as the gateway sees it live, for the control API's `ListHealthDevices` (the store
 /// adds what it holds: samples and cursors).
@@ -12,6 +13,8 @@ public struct HealthDeviceLive: Hashable, Sendable {
     public var services: [String]?
     /// Those of `services` whose stored records the cold lane reads over a Record Access Control Point.
     public var recordAccessServices: [String]?
+    /// When the gateway wrote the device's clock on its current link (the time-write policy); nil when it did not.
+    public var clockWrittenAt: Timestamp?
 }
 
 extension Gateway {
@@ -23,7 +26,8 @@ extension Gateway {
             let offer = session.offer
             return HealthDeviceLive(
                 address: address, name: device.name, connected: device.state == .connected,
-                services: offer?.services.map(\.controlName), recordAccessServices: offer?.recordServices.map(\.controlName))
+                services: offer?.services.map(\.controlName), recordAccessServices: offer?.recordServices.map(\.controlName),
+                clockWrittenAt: session.clockWrittenAt)
         }.sorted { $0.address < $1.address }
     }
 

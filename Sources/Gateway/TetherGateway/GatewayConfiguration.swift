@@ -1,6 +1,7 @@
 import BlueZ
 import ConnectionSupervisor
 import DBus
+import HealthProfiles
 import LinkProtocol
 
 /// The gateway's tunables. The defaults suit a Raspberry Pi with one adapter and a handful of devices.
@@ -39,6 +40,10 @@ public struct GatewayConfiguration: Sendable {
     /// Where standard health devices' values go (the health lanes). Nil: health devices are unsupported, recorded
     /// and let go, as any device the gateway cannot serve.
     public var health: (any HealthValueSink)?
+    /// When the gateway writes its time to a health device's clock (`TimeWritePolicy`, `TimeWriteMoment`; tetherd's
+    /// `[health] write_device_time`). By default only a clock that is not set: its readings are timed by receipt
+    /// until then, and writing it changes the meaning of no stamp.
+    public var healthTimeWrite: TimeWritePolicy.Mode = .whenClockNotSet
     /// Called for every write and commit outcome, in order per device (tests, debugging); nil in production.
     public var trace: (@Sendable (GatewayTrace) -> Void)?
 

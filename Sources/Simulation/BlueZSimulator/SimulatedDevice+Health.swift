@@ -27,6 +27,7 @@ extension SimulatedDevice {
         writesReceived += 1
         do {
             try health!.write(uuid, bytes, at: WallClock.now())
+            healthWrites.append(HealthWrite(characteristic: uuid, bytes: bytes))
         } catch {
             throw BlueZError.att(error.rawValue)
         }

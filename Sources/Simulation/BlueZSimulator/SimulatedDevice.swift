@@ -66,6 +66,9 @@ public actor SimulatedDevice {
     var healthValues: [UInt16: [UInt8]] = [:]
     /// Every health value the device sent, in order, with its delivery: the oracle for tests and the btsnoop writer.
     public internal(set) var healthTransmissions: [HealthTransmission] = []
+    /// Every write the health device accepted (its clock set by Current Time, RACP requests…), in order: the
+    /// oracle for the time-write tests.
+    public internal(set) var healthWrites: [HealthWrite] = []
 
     // Faults (see SimulatorControl).
     var pendingConnectFailures: [DBusError] = []
@@ -217,4 +220,10 @@ public actor SimulatedDevice {
         try? await connection.objectServer.export([device1Interface()], at: path)
     }
 
+}
+
+/// A write a simulated health device accepted: the characteristic's 16-bit UUID and the bytes.
+public struct HealthWrite: Hashable, Sendable {
+    public var characteristic: UInt16
+    public var bytes: [UInt8]
 }

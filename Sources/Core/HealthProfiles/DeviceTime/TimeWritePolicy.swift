@@ -8,8 +8,11 @@ import TetherPrimitives
 /// stamps local time shows the same UTC. Apps that wrote local time and read it back as UTC are the field bug this
 /// avoids (openScale PR#1427, #923).
 public enum TimeWritePolicy {
-    /// What tetherd's configuration asks for (its `time_write` key).
+    /// What tetherd's configuration asks for (its `[health] write_device_time` key).
     public enum Mode: Hashable, Sendable {
+        /// Never, not even a clock that is not set (another collector owns the device's clock): readings from such
+        /// a clock keep their time of receipt.
+        case never
         /// Only when the device says its clock is not set.
         case whenClockNotSet
         /// Whenever the measured skew is larger than this (and when the clock is not set).
@@ -60,6 +63,11 @@ public enum TimeWritePolicy {
     public struct Write: Hashable, Sendable {
         public var characteristic: UInt16
         public var bytes: [UInt8]
+
+        public init(characteristic: UInt16, bytes: [UInt8]) {
+            self.characteristic = characteristic
+            self.bytes = bytes
+        }
     }
 
     public enum Reason: Hashable, Sendable {
@@ -84,7 +92,9 @@ public enum TimeWritePolicy {
 
     public static func decide(_ facts: Facts) -> Decision {
         let reason: Reason
-        if let evidence = facts.clockNotSet {
+        if facts.mode == .never {
+            return .keep(reason: .notConfigured)
+        } else if let evidence = facts.clockNotSet {
             reason = .clockNotSet(evidence)
         } else {
             switch facts.mode {
@@ -94,7 +104,7 @@ public enum TimeWritePolicy {
                 guard let skew = facts.measuredSkew else { return .keep(reason: .withinTolerance) }
                 guard EpochArithmetic.magnitude(skew) > limit else { return .keep(reason: .withinTolerance) }
                 reason = .skewExceeded(skew)
-            case .whenClockNotSet:
+            case .whenClockNotSet, .never:
                 return .keep(reason: .notConfigured)
             }
         }

@@ -76,6 +76,20 @@ enum ConfigurationSchema {
                 config.health.enabled = flag
                 return nil
             },
+            Key(name: "write_device_time") { config, value in
+                choice(value, DaemonConfiguration.DeviceTimeWrite.self) { config.health.writeDeviceTime = $0 }
+            },
+            Key(name: "device_time_tolerance") { config, value in
+                string(value) { text in
+                    // Below a second the reading of the clock itself (whole seconds plus 1/256 s, CTS v1.1 §3.1,
+                    // and the time of the read's answer) is the error: every connection would write.
+                    guard let tolerance = ConfigurationValues.duration(text), tolerance >= .seconds(1) else {
+                        return "expected at least 1s, \(ConfigurationValues.durationForm), got \"\(text)\""
+                    }
+                    config.health.deviceTimeTolerance = tolerance
+                    return nil
+                }
+            },
         ]),
         ("control", [
             Key(name: "bus") { config, value in

@@ -39,6 +39,25 @@ public struct DaemonConfiguration: Hashable, Sendable {
         /// Serve them: subscribe their measurements and store every reading (the hot lane). Off: they are recorded
         /// as unsupported and let go, never connected with their readings dropped.
         public var enabled = true
+        /// When tetherd writes its time (UTC) to a health device's clock (Current Time 0x2A2B, or a writable Date
+        /// Time 0x2A08). Default `when-not-set`: a clock that is not set stamps nothing usable, so writing it loses
+        /// nothing; a drifted clock is corrected by the reading of it on each connection instead, and writing it is
+        /// opt-in (another collector, the person's phone app, may own it; and a write waits for the cold lane).
+        public var writeDeviceTime = DeviceTimeWrite.whenNotSet
+        /// `when-drifted`: how far the device's clock may be from the gateway's before it is written.
+        public var deviceTimeTolerance: Duration = .seconds(120)
+    }
+
+    /// `[health] write_device_time` (TimeWritePolicy.Mode; docs/design/health.md, "The time-write rule").
+    public enum DeviceTimeWrite: String, Hashable, Sendable, CaseIterable {
+        /// Never, not even a clock that is not set.
+        case never
+        /// Only a clock the device reports not set.
+        case whenNotSet = "when-not-set"
+        /// That, and a clock further than `device_time_tolerance` from the gateway's.
+        case whenDrifted = "when-drifted"
+        /// On every connection (still after the cold lane has taken the stored records).
+        case always
     }
 
     public struct Sync: Hashable, Sendable {

@@ -21,6 +21,7 @@ extension ControlRecords {
             "connected": .bool(live?.connected ?? false),
             "services": live?.services.map { .array(elementSignature: "s", $0.map { .string($0) }) },
             "record_access": live?.recordAccessServices.map { .array(elementSignature: "s", $0.map { .string($0) }) },
+            "clock_written_at": live?.clockWrittenAt.map { .int64($0.nanoseconds) },
             "samples_stored": .uint64(UInt64(clamping: summary?.samples ?? 0)),
             "last_sample_at": summary.map { .int64($0.lastEffectiveAt) },
             "cursors": list(cursors.map(healthCursor)),

@@ -184,6 +184,7 @@ extension TetherDaemon {
         gateway.supervisor.backoffBase = configuration.bluetooth.backoffInitial
         gateway.supervisor.backoffCap = configuration.bluetooth.backoffMaximum
         configuration.bluetooth.notifyMethod.apply(to: &gateway)
+        configuration.health.apply(to: &gateway)
         let settingsLogger = makeLogger("tetherd.settings")
         gateway.trace = { event in
             ackLatency.record(event)
@@ -232,6 +233,18 @@ extension DaemonConfiguration.NotifyMethod {
             gateway.notifyPreference = .acquireOnly
         case .startNotify:
             gateway.notifyPreference = .startNotifyOnly
+        }
+    }
+}
+
+extension DaemonConfiguration.Health {
+    /// `[health] write_device_time` and `device_time_tolerance` as the gateway's `TimeWritePolicy.Mode`.
+    func apply(to gateway: inout GatewayConfiguration) {
+        switch writeDeviceTime {
+        case .never: gateway.healthTimeWrite = .never
+        case .whenNotSet: gateway.healthTimeWrite = .whenClockNotSet
+        case .whenDrifted: gateway.healthTimeWrite = .whenSkewExceeds(deviceTimeTolerance)
+        case .always: gateway.healthTimeWrite = .always
         }
     }
 }

@@ -55,7 +55,9 @@ public struct HealthDevice: Sendable {
     public init(settings: HealthDeviceSettings, serial: String = "HS00000001", now: Timestamp) {
         self.settings = settings
         services = HealthGattLayout.services(kind: settings.kind, serial: serial, e2eCRC: settings.e2eCRC)
-        clock = HealthDeviceClock(set: settings.clockSet, skewSeconds: settings.clockSkewSeconds, poweredOnAt: now)
+        clock = HealthDeviceClock(
+            set: settings.clockSet, skewSeconds: settings.clockSkewSeconds, poweredOnAt: now,
+            reportsUnknownDateWhenNotSet: settings.unsetClockReportsUnknownDate)
         store = RecordStore(firstSequenceNumber: settings.firstSequenceNumber)
         racp = RACPServer(allRecordsOnly: settings.kind == .pulseOximeter)
         racp.faults = settings.faults.racp
@@ -158,6 +160,10 @@ public struct HealthDevice: Sendable {
         if let fixed = declaration.fixedValue { return fixed }
         switch uuid {
         case HealthUUID.currentTime:
+            if clock.reportsUnknownDate {
+                // Day of Week 0 and Fractions256 0: "not known" too (GSS, Day of Week; Exact Time 256).
+                return CurrentTimeValue(dateTime: HealthDeviceClock.unknownDate, dayOfWeek: 0, fractions256: 0, adjustReason: 0).bytes
+            }
             return CurrentTimeValue(localNanoseconds: clock.reading(at: now)).bytes
         case HealthUUID.cgmSessionStartTime:
             return CGMSessionStartTimeValue(

@@ -12,10 +12,19 @@ public struct HealthDeviceClock: Hashable, Sendable {
     }
 
     public private(set) var state: State
+    /// While not set, dates read "not known" (all zero) instead of counting from 2000-01-01.
+    public let reportsUnknownDateWhenNotSet: Bool
 
-    public init(set: Bool, skewSeconds: Int64, poweredOnAt: Timestamp) {
+    public init(set: Bool, skewSeconds: Int64, poweredOnAt: Timestamp, reportsUnknownDateWhenNotSet: Bool = false) {
         state = set ? .set(skewNanoseconds: skewSeconds * 1_000_000_000) : .notSet(poweredOnAt: poweredOnAt)
+        self.reportsUnknownDateWhenNotSet = reportsUnknownDateWhenNotSet
     }
+
+    /// GATT Specification Supplement, Date Time: year, month and day 0 mean "not known".
+    public static let unknownDate = DateTimeField(year: 0, month: 0, day: 0, hours: 0, minutes: 0, seconds: 0)
+
+    /// The clock says its date is not known (`reportsUnknownDateWhenNotSet` and not set).
+    public var reportsUnknownDate: Bool { reportsUnknownDateWhenNotSet && !isSet }
 
     public var isSet: Bool {
         if case .set = state { return true }
@@ -31,6 +40,7 @@ public struct HealthDeviceClock: Hashable, Sendable {
     }
 
     public func dateTime(at now: Timestamp) -> DateTimeField {
+        if reportsUnknownDate { return Self.unknownDate }
         let nanoseconds = reading(at: now)
         return DateTimeField(secondsSinceEpoch: nanoseconds >= 0 ? nanoseconds / 1_000_000_000 : (nanoseconds - 999_999_999) / 1_000_000_000)
     }

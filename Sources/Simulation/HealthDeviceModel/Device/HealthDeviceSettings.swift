@@ -58,6 +58,10 @@ public struct HealthDeviceSettings: Codable, Hashable, Sendable {
     /// false: the device's clock was never set; it counts from 2000-01-01T00:00:00 at power-on, as meters with a
     /// flat clock battery do, until a client writes Current Time.
     public var clockSet = true
+    /// With `clockSet` false: the clock reports its date as "not known" (year, month and day 0, GATT Specification
+    /// Supplement, Date Time) in Current Time and in every stamp, as devices that know their clock was never set do,
+    /// instead of counting from 2000-01-01. A written Current Time sets it as any.
+    public var unsetClockReportsUnknownDate = false
     /// How far the device's clock runs ahead (positive) or behind the true time, in seconds.
     public var clockSkewSeconds: Int64 = 0
     /// Multi-user scale: the registered users (UDS consent by index and code).
@@ -80,6 +84,8 @@ public struct HealthDeviceSettings: Codable, Hashable, Sendable {
             try container.decodeIfPresent(Double.self, forKey: .measurementIntervalSeconds) ?? measurementIntervalSeconds
         clockSet = try container.decodeIfPresent(Bool.self, forKey: .clockSet) ?? clockSet
         clockSkewSeconds = try container.decodeIfPresent(Int64.self, forKey: .clockSkewSeconds) ?? clockSkewSeconds
+        unsetClockReportsUnknownDate =
+            try container.decodeIfPresent(Bool.self, forKey: .unsetClockReportsUnknownDate) ?? unsetClockReportsUnknownDate
         users = try container.decodeIfPresent([HealthUser].self, forKey: .users) ?? users
         e2eCRC = try container.decodeIfPresent(Bool.self, forKey: .e2eCRC) ?? e2eCRC
         contextEvery = try container.decodeIfPresent(Int.self, forKey: .contextEvery) ?? contextEvery

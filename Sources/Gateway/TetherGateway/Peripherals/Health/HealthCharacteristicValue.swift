@@ -32,6 +32,9 @@ public protocol HealthValueSink: Sendable {
     /// A connection is set up and, before any value of it arrives, what the session read of the device's clock
     /// (Current Time and Local Time Information, when the device offers them), for deriving its readings' times.
     func linkStarted(address: String, link: UInt64, clock: DeviceClockFacts) async
+    /// The gateway wrote the device's clock (the time-write policy): values received from `at` on are timed with
+    /// `clock`, those received before it with what `linkStarted` said (docs/design/health.md, "The time-write rule").
+    func clockChanged(address: String, link: UInt64, clock: DeviceClockFacts, at: Timestamp) async
     /// A value arrived. Called in arrival order per characteristic and connection.
     func received(_ value: HealthCharacteristicValue) async
     /// The connection the values came on ended.

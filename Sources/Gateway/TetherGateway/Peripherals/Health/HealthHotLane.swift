@@ -38,6 +38,8 @@ public actor HealthHotLane: HealthValueSink {
     /// The last refusal per address: why, and the bytes.
     public private(set) var refusals: [String: String] = [:]
     private var clocks: [String: DeviceClockFacts] = [:]
+    /// A clock the gateway wrote on the current link: the facts from before the write, for values received before it.
+    private var clocksBeforeWrite: [String: (facts: DeviceClockFacts, until: Timestamp)] = [:]
     private var uids: [String: String] = [:]
     private var watchers: [Int: AsyncStream<LiveObservation>.Continuation] = [:]
     private var nextWatcher = 0
@@ -55,6 +57,18 @@ public actor HealthHotLane: HealthValueSink {
 
     public func linkStarted(address: String, link: UInt64, clock: DeviceClockFacts) async {
         clocks[address] = clock
+        clocksBeforeWrite[address] = nil
+    }
+
+    public func clockChanged(address: String, link: UInt64, clock: DeviceClockFacts, at instant: Timestamp) async {
+        clocksBeforeWrite[address] = (clocks[address] ?? DeviceClockFacts(), instant)
+        clocks[address] = clock
+    }
+
+    /// The facts a value received at `instant` is timed with: before a write of the clock, those read before it.
+    private func clock(of address: String, receivedAt instant: Timestamp) -> DeviceClockFacts {
+        if let before = clocksBeforeWrite[address], instant < before.until { return before.facts }
+        return clocks[address] ?? DeviceClockFacts()
     }
 
     public func linkEnded(address: String, link: UInt64) async {}
@@ -87,7 +101,7 @@ public actor HealthHotLane: HealthValueSink {
         }
         let samples = Self.samples(
             of: observations.filter { !$0.isIntermediate }, from: value, characteristic: characteristic,
-            clock: clocks[value.address] ?? DeviceClockFacts(), lane: .hot)
+            clock: clock(of: value.address, receivedAt: value.receivedAt), lane: .hot)
         guard !samples.isEmpty else { return }
         switch await store.commit(HealthIngestBatch(peripheralUid: uid, samples: samples), via: committer) {
         case .success(let outcome):

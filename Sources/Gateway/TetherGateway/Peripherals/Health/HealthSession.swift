@@ -33,10 +33,19 @@ final class HealthSession: PeripheralSession {
 
     var offer: HealthOffer? { offered.withLock { $0 } }
 
-    init(address: String, sink: any HealthValueSink, clock: GatewayClock) {
+    /// The current link (from the start of its set-up to its end) and when the gateway wrote the device's clock on
+    /// it and switched both lanes to the new facts, nil when it did not (`ListHealthDevices`' `clock_written_at`).
+    private let clockLink = Mutex<(link: UInt64, clockWrittenAt: Timestamp?)?>(nil)
+    var clockWrittenAt: Timestamp? { clockLink.withLock { $0?.clockWrittenAt } }
+
+    /// The time-write policy (tetherd's `[health] write_device_time`).
+    private let timeWrite: TimeWritePolicy.Mode
+
+    init(address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet) {
         self.address = address
         self.sink = sink
         self.clock = clock
+        self.timeWrite = timeWrite
     }
 
     /// The characteristics to subscribe on this device: each offered health service's subscribed characteristics
@@ -74,8 +83,6 @@ final class HealthSession: PeripheralSession {
         guard !wanted.isEmpty else {
             throw GatewayError.notPermitted("\(link.device.path) offers a health service but none of its measurements")
         }
-        let facts = await Self.readClock(link, at: clock)
-        await sink.linkStarted(address: address, link: link.number, clock: facts)
         // The records of a service the cold lane reads come through StartNotify, as its control point's indications
         // do: both then arrive on one D-Bus connection in the order bluetoothd received them (the link's ATT order),
         // which the transfer relies on to tell a record of an answer from one that came after it. An AcquireNotify
@@ -83,6 +90,28 @@ final class HealthSession: PeripheralSession {
         let coldServices = sink.records == nil ? [] : Set(Self.recordStreams(in: link.services).map(\.0))
         var services: [HealthService] = []
         for (service, _, _) in wanted where !services.contains(service) { services.append(service) }
+        // The device's clock, and the time-write policy (docs/design/health.md, "The time-write rule"): a write
+        // allowed at once is made before any value can arrive, so both lanes start with the facts after it; one that
+        // must wait for the cold lane is made by the gate below, which then switches both lanes' facts.
+        clockLink.withLock { $0 = (link.number, nil) }
+        let readFacts = await Self.readClock(link, at: clock)
+        let writer = HealthClockWriter(link: link, mode: timeWrite, clock: clock)
+        var facts = readFacts
+        var writeAfterColdLane = false
+        if case .write(_, let reason) = writer.decide(readFacts) {
+            let stored = HealthClockWriter.storedRecords(offered: services, coldLane: coldServices)
+            switch TimeWriteMoment.moment(for: reason, storedRecords: stored) {
+            case .atOnce:
+                if let after = await writer.write(over: readFacts) {
+                    facts = after
+                    let writtenAt = self.clock.linkNow()
+                    clockLink.withLock { $0?.clockWrittenAt = writtenAt }
+                }
+            case .afterStoredRecordsTaken: writeAfterColdLane = true
+            case .withheld: break
+            }
+        }
+        await sink.linkStarted(address: address, link: link.number, clock: facts)
         offered.withLock { $0 = HealthOffer(services: services, recordServices: services.filter(coldServices.contains)) }
         var streams: [(HealthService, UInt16, NotificationBatches)] = []
         for (service, subscribed, characteristic) in wanted {
@@ -98,6 +127,7 @@ final class HealthSession: PeripheralSession {
         // records-bearing service, started from the committed cursor (docs/design/health.md, "The cold lane").
         var cold: [HealthService: (continuation: AsyncStream<RecordTransferDriver.Event>.Continuation, driver: RecordTransferDriver, inbox: AsyncStream<RecordTransferDriver.Event>)] = [:]
         var indications: [(HealthService, NotificationBatches)] = []
+        let lateWrite = HealthLateClockWrite()
         if let records = sink.records {
             for (service, controlPoint) in Self.recordStreams(in: link.services) {
                 guard let keyed = service.keyedRecords, let keys = RecordArrival.keyKind(of: keyed.records) else { continue }
@@ -115,8 +145,32 @@ final class HealthSession: PeripheralSession {
                     keys: keys, asksForCountFirst: true, seed: UInt64.random(in: .min ... .max))
                 let driver = RecordTransferDriver(
                     context: context, controlPoint: characteristic, writeTimeout: link.timeout, configuration: configuration,
-                    cursor: cursor, records: records, values: sink, clock: clock, events: continuation)
+                    cursor: cursor, records: records, values: sink, clock: clock, events: continuation,
+                    ended: { ending in lateWrite.procedureEnded(service, ending) })
                 cold[service] = (continuation, driver, inbox)
+            }
+        }
+        // TimeWriteMoment rule 3: the write waits for every cold-lane service's first procedure to take every stored
+        // record; a records-bearing service whose lane could not start (its cursor unreadable) withholds it.
+        if writeAfterColdLane, !cold.isEmpty, Set(cold.keys) == coldServices {
+            let coldDrivers = cold.values.map(\.continuation)
+            let (sink, address, clock, number) = (sink, address, clock, link.number)
+            lateWrite.arm(awaiting: Set(cold.keys)) { [weak self] in
+                Task {
+                    // Only on the link whose records were taken: after a reconnection the device path is the same,
+                    // and that link reads the clock and decides for itself.
+                    guard self?.isCurrentLink(number) == true, let after = await writer.write(over: readFacts),
+                        self?.isCurrentLink(number) == true
+                    else { return }
+                    // At the write's answer, for both lanes: the hot lane by time of receipt, each driver in its
+                    // inbox's order (behind every value that arrived before).
+                    let at = clock.linkNow()
+                    await sink.clockChanged(address: address, link: number, clock: after, at: at)
+                    for driver in coldDrivers { driver.yield(.clockChanged(after)) }
+                    self?.clockLink.withLock { current in
+                        if current?.link == number { current?.clockWrittenAt = at }
+                    }
+                }
             }
         }
         let (address, sink, clock, number) = (address, sink, clock, link.number)
@@ -163,6 +217,10 @@ final class HealthSession: PeripheralSession {
         previous?.drivers.forEach { $0.yield(.linkDown); $0.finish() }
     }
 
+    private func isCurrentLink(_ number: UInt64) -> Bool {
+        clockLink.withLock { $0?.link == number }
+    }
+
     /// Current Time Service (0x1805, CTS v1.1 §3.1/§3.2): the device's clock read now, beside the gateway's clock at
     /// the answer, and its Local Time Information. A device without the service, or a read that fails, leaves what
     /// is unknown unknown; the derivation then says so in each reading's time basis.
@@ -205,6 +263,7 @@ final class HealthSession: PeripheralSession {
     }
 
     func linkDown() {
+        clockLink.withLock { $0 = nil }
         guard let ended = forwarding.withLock({ current in defer { current = nil }; return current }) else { return }
         ended.tasks.forEach { $0.cancel() }
         ended.drivers.forEach { $0.yield(.linkDown); $0.finish() }

@@ -25,6 +25,9 @@ struct RecordTransferDriver: Sendable {
         /// A technician asked for the stored records now (RecordTransfer rule 6); `reply` is called exactly once,
         /// when the procedure ends (or at once when this connection can run none).
         case backfill(@Sendable (HealthBackfillResult) -> Void)
+        /// The gateway wrote the device's clock (`TimeWriteMoment`): records stored from now on are timed with
+        /// these facts. Queued behind every value that arrived before the write, so those keep the old ones.
+        case clockChanged(DeviceClockFacts)
     }
 
     /// How long a control-point indication waits before the core hears of it, so that the records the device sent
@@ -34,7 +37,7 @@ struct RecordTransferDriver: Sendable {
     /// that safe), but a probe answered before its record arrives would conclude the device holds nothing.
     static let settle: Duration = .milliseconds(200)
 
-    let context: HealthRecordStreamContext
+    private(set) var context: HealthRecordStreamContext
     let controlPoint: GattCharacteristic
     let writeTimeout: Duration
     let records: any HealthRecordSink
@@ -42,6 +45,8 @@ struct RecordTransferDriver: Sendable {
     let values: any HealthValueSink
     let clock: GatewayClock
     let events: AsyncStream<Event>.Continuation
+    /// Told how each procedure ended, after the sink (the session's time-write gate waits on it).
+    let ended: @Sendable (RecordProcedureEnding) -> Void
     var transfer: RecordTransfer<HealthCharacteristicValue>
     private var timer: Task<Void, Never>?
     private var held: [[UInt8]] = []
@@ -55,8 +60,10 @@ struct RecordTransferDriver: Sendable {
     init(
         context: HealthRecordStreamContext, controlPoint: GattCharacteristic, writeTimeout: Duration,
         configuration: RecordAccessConfiguration, cursor: RecordCursor, records: any HealthRecordSink,
-        values: any HealthValueSink, clock: GatewayClock, events: AsyncStream<Event>.Continuation
+        values: any HealthValueSink, clock: GatewayClock, events: AsyncStream<Event>.Continuation,
+        ended: @escaping @Sendable (RecordProcedureEnding) -> Void = { _ in }
     ) {
+        self.ended = ended
         self.context = context
         self.controlPoint = controlPoint
         self.writeTimeout = writeTimeout
@@ -105,6 +112,8 @@ struct RecordTransferDriver: Sendable {
                 }
             case .timer:
                 await execute(transfer.timerFired(at: now))
+            case .clockChanged(let facts):
+                context.clock = facts
             case .backfill(let reply):
                 let orders = transfer.backfillRequested(now: now)
                 guard transfer.isRunning || !orders.isEmpty else {
@@ -172,10 +181,12 @@ struct RecordTransferDriver: Sendable {
                 timer = nil
             case .finished(let outcome):
                 await records.procedureEnded(.finished(outcome), of: context)
+                ended(.finished(outcome))
                 let service = context.service
                 answerBackfills { _, stored in HealthBackfillResult(service: service, outcome: outcome, recordsStored: stored) }
             case .abandoned(let cursor):
                 await records.procedureEnded(.abandoned(cursor: cursor), of: context)
+                ended(.abandoned(cursor: cursor))
                 answerBackfills { $0.ending("abandoned", "storing the records failed; the next connection resumes from the cursor") }
             case .noted:
                 break
