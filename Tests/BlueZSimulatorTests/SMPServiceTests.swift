@@ -118,6 +118,28 @@ struct SMPServiceTests {
         }
     }
 
+    /// A request cut off by a disconnect is forgotten (the CCCD goes to 0 with the link, SMPBluetoothServer rule 5): on
+    /// the next link the client's whole request is answered, not appended to the old fragment and dropped.
+    @Test func aDisconnectForgetsAPartialRequest() async throws {
+        try await SimulatorHarness.with(Self.configuration()) { harness in
+            try await harness.discover()
+            try await harness.connect()
+            let command = DBusValue.variantDictionary(["type": .string("command")])
+            _ = try await harness.bluez(Self.characteristic, Self.gatt, "StartNotify")
+            let request = Self.echo("again, from the start", sequence: 6)
+            _ = try await harness.bluez(Self.characteristic, Self.gatt, "WriteValue", [.bytes(Array(request[..<12])), command])
+            _ = try await harness.bluez(SimulatorHarness.firstDevice, "org.bluez.Device1", "Disconnect")
+            try await harness.connect()
+            let recorder = try await harness.record()
+            _ = try await harness.bluez(Self.characteristic, Self.gatt, "StartNotify")
+            _ = try await harness.bluez(Self.characteristic, Self.gatt, "WriteValue", [.bytes(request), command])
+            try await waitUntil("the answer on the new link", seconds: 30) { !Self.notifications(recorder).isEmpty }
+            #expect(Self.notifications(recorder) == [try Self.expectedAnswer(request)])
+            let device = try #require(await harness.simulator.device(at: SimulatorHarness.firstDevice))
+            #expect(await device.smp?.writesDropped == 0)
+        }
+    }
+
     /// AcquireWrite / AcquireNotify carry SMP too; a reset is answered, then the device reboots and the link drops.
     @Test func acquiredSocketsCarrySMPAndAResetDropsTheLink() async throws {
         try await SimulatorHarness.with(Self.configuration()) { harness in
