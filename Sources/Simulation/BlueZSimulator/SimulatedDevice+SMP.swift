@@ -42,12 +42,6 @@ extension SimulatedDevice {
     /// Where tests read the device model: its slots, its upload, what it answered and dropped.
     public var smpDevice: SMPDevice? { smp?.device }
 
-    /// Changes the SMP device model between writes (tests, fault injection).
-    public func withSMPDevice<T: Sendable>(_ body: @Sendable (inout SMPDevice) -> T) -> T? {
-        guard smp != nil else { return nil }
-        return smp!.withDevice(body)
-    }
-
     func smpWritten(_ bytes: [UInt8]) {
         guard smp != nil, isConnected else { return }
         writesReceived += 1
