@@ -191,7 +191,8 @@ let simulation: [Target] = [
     // A BlueZ simulator that bleak accepts: org.bluez on a private bus in BlueZ's signal order, each device driven by
     // the device model, plus fault injection through io.tether.Simulator1.
     .target(
-        name: "BlueZSimulator", dependencies: ["DBus", "TetherDeviceModel", "HealthDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        name: "BlueZSimulator",
+        dependencies: ["DBus", "TetherDeviceModel", "HealthDeviceModel", "SMPDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/BlueZSimulator", exclude: ["README.md"]
     ),
 
@@ -306,8 +307,11 @@ let tests: [Target] = [
     ),
     .testTarget(
         name: "BlueZSimulatorTests",
-        dependencies: ["BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherTestSupport"],
-        exclude: ["bleak_client.py", "bleak_health_client.py", "health-devices.json"]
+        dependencies: [
+            "BlueZSimulator", "BlueZTestSupport", "DBus", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherTestSupport",
+            "SMPDeviceModel", crypto,
+        ],
+        exclude: ["bleak_client.py", "bleak_health_client.py", "health-devices.json", "smpclient_ble.py"]
     ),
     .testTarget(
         name: "TetherPeripheralTests",

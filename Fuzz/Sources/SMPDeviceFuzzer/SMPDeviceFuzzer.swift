@@ -8,6 +8,11 @@
 // Traps (real bugs): an answer that is not a well-formed SMP response to the request (header, sequence, group,
 // command, CBOR map body); a device with no running image, or whose running image fails its own hash check after a
 // reset (MCUboot must never boot an image that does not verify).
+//
+// The same records then go, as GATT writes, through SMPBluetoothServer (Zephyr's SMP Bluetooth transport in front of
+// a second device): the first input byte picks the ATT MTU (23 + byte) and, by its low bit, whether the device
+// reassembles. Traps: a notification over MTU − 3 or empty; notifications that do not join into one SMP response;
+// a partial request longer than the device's buffer.
 
 import CBOR
 import SMP
@@ -63,5 +68,31 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             fatalError("the answer does not match its request")
         }
     }
+    bluetooth(input)
     return 0
+}
+
+func bluetooth(_ input: [UInt8]) {
+    guard let first = input.first else { return }
+    let mtu = 23 + Int(first)
+    var server = SMPBluetoothServer(
+        device: SMPDevice(configuration: .init(bufferSize: 512, bufferCount: 4, slotSize: 4096), factoryImage: factory),
+        reassembles: first & 1 == 0)
+    var offset = 1
+    while offset + 2 <= input.count {
+        let length = Int(input[offset]) << 8 | Int(input[offset + 1])
+        offset += 2
+        let end = min(offset + length, input.count)
+        let write = Array(input[offset..<end])
+        offset = end
+        guard !write.isEmpty else {
+            server.linkLost()
+            continue
+        }
+        if case .answered(let notifications, _) = server.write(write, attMTU: mtu) {
+            if notifications.contains(where: { $0.isEmpty || $0.count > mtu - 3 }) { fatalError("a notification over MTU - 3, or empty") }
+            if (try? SMPResponse(message: Array(notifications.joined()))) == nil { fatalError("the notifications are not one response") }
+        }
+        if server.collectedByteCount > server.device.configuration.bufferSize { fatalError("a partial request beyond the buffer") }
+    }
 }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import SMPDeviceModel
 
 /// The simulated bluetoothd: owns `org.bluez` on a bus, exports BlueZ's object tree with an ObjectManager at `/`,
 /// and the control object `io.tether.Simulator1` at `/io/tether/simulator` on the same connection.
@@ -15,7 +16,10 @@ public actor BlueZSimulator {
     public nonisolated let configuration: SimulatorConfiguration
     private var restarting = false
 
-    private init(connection: DBusConnection, configuration: SimulatorConfiguration, releasedLog: ReleasedEventLog?) {
+    private init(
+        connection: DBusConnection, configuration: SimulatorConfiguration, releasedLog: ReleasedEventLog?,
+        smpServers: [SMPBluetoothServer?]
+    ) {
         self.connection = connection
         self.configuration = configuration
         let adapter = SimulatedAdapter(
@@ -27,7 +31,7 @@ public actor BlueZSimulator {
             SimulatedDevice(
                 configuration: device, adapterPath: "/org/bluez/hci0", connection: connection, adapter: adapter,
                 agents: agents, link: configuration.link, seed: configuration.seed &+ UInt64(index) &* 7919,
-                releasedLog: releasedLog)
+                releasedLog: releasedLog, smp: smpServers[index])
         }
     }
 
@@ -36,8 +40,11 @@ public actor BlueZSimulator {
         -> BlueZSimulator
     {
         let releasedLog = try configuration.releasedLog.map { try ReleasedEventLog(path: $0) }
+        // Each SMP device's image is read before anything is exported: a bad path fails the start, with the reason.
+        let smpServers = try configuration.devices.map { try $0.smp?.makeServer() }
         let connection = try await DBusConnection.connect(to: bus)
-        let simulator = BlueZSimulator(connection: connection, configuration: configuration, releasedLog: releasedLog)
+        let simulator = BlueZSimulator(
+            connection: connection, configuration: configuration, releasedLog: releasedLog, smpServers: smpServers)
         await simulator.adapter.attach(simulator.devices)
         try connection.objectServer.addObjectManager(at: .root)
         try await connection.objectServer.export([SimulatorControl.interface(simulator)], at: SimulatorControl.path)

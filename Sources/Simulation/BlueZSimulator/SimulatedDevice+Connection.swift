@@ -103,6 +103,7 @@ extension SimulatedDevice {
         outbox.removeAll()
         closeSockets(announce: true)
         healthLinkDown()
+        smpLinkDown(announce: true)
         if !notifySessions.isEmpty {
             notifySessions.removeAll()
             emit(["Notifying": .bool(false)], at: txPath)

@@ -94,8 +94,10 @@ extension SimulatedDevice {
                 get("RSSI") { $0.rssi.map(DBusValue.int16) },
                 get("TxPower") { $0.txPower.map(DBusValue.int16) },
                 DBusProperty("UUIDs", signature: "as") {
-                    if let health = configuration.health { return .strings([HealthUUID.full(health.kind.primaryService)]) }
-                    return .strings(configuration.tetherService ? [TetherGattLayout.tetherService] : [TetherGattLayout.deviceInformationService])
+                    // An SMP device advertises the SMP service as well (smpclient's scan filters on it).
+                    let smp = configuration.smp == nil ? [] : [SMPGattLayout.service]
+                    if let health = configuration.health { return .strings([HealthUUID.full(health.kind.primaryService)] + smp) }
+                    return .strings((configuration.tetherService ? [TetherGattLayout.tetherService] : [TetherGattLayout.deviceInformationService]) + smp)
                 },
                 DBusProperty("ManufacturerData", signature: "a{qv}") { manufacturerData },
                 DBusProperty("ServiceData", signature: "a{sv}") { .variantDictionary([:]) },

@@ -15,6 +15,7 @@ extension SimulatedDevice {
         case .alertLevel: [alertLevel]
         case .fixed(let bytes): bytes
         case .health(let uuid): healthValues[uuid] ?? []
+        case .smp: smpValue
         }
     }
 
@@ -23,7 +24,7 @@ extension SimulatedDevice {
         guard isConnected else { throw BlueZError.notConnected }
         let value: [UInt8]
         switch role {
-        case .rx, .tx: throw BlueZError.notPermitted("Read not permitted")
+        case .rx, .tx, .smp: throw BlueZError.notPermitted("Read not permitted")
         case .alertLevel: value = [alertLevel]
         case .fixed(let bytes): value = bytes
         case .health(let uuid): value = try readHealth(uuid)
@@ -51,6 +52,8 @@ extension SimulatedDevice {
             throw BlueZError.notPermitted("Write not permitted")
         case .health(let uuid):
             try writeHealth(uuid, bytes)
+        case .smp:
+            smpWritten(bytes)
         }
     }
 
@@ -74,6 +77,7 @@ extension SimulatedDevice {
     /// The owner of StartNotify sessions left the bus.
     func clientVanished(_ name: String) {
         healthClientVanished(name)
+        smpClientVanished(name)
         guard notifySessions.contains(name) else { return }
         try? stopNotify(sender: name)
     }
@@ -110,6 +114,7 @@ extension SimulatedDevice {
         switch role {
         case .clientConfiguration: (isNotifying || isNotifyAcquired) ? [0x01, 0x00] : [0x00, 0x00]
         case .healthClientConfiguration(let uuid): healthCCCDValue(uuid)
+        case .smpClientConfiguration: (isSMPNotifying || isSMPNotifyAcquired) ? [0x01, 0x00] : [0x00, 0x00]
         case .fixed(let bytes): bytes
         }
     }
@@ -123,12 +128,18 @@ extension SimulatedDevice {
     /// Notifying: the TX sessions, or a health characteristic's own.
     func isNotifying(_ role: SimulatedGattCharacteristic.Role) -> Bool {
         if case .health(let uuid) = role { return !(healthNotifySessions[uuid] ?? []).isEmpty }
+        if role == .smp { return isSMPNotifying }
         return isNotifying
     }
 
     func isNotifyAcquired(_ role: SimulatedGattCharacteristic.Role) -> Bool {
         if case .health(let uuid) = role { return healthNotifySockets[uuid] != nil }
+        if role == .smp { return isSMPNotifyAcquired }
         return isNotifyAcquired
+    }
+
+    func isWriteAcquired(_ role: SimulatedGattCharacteristic.Role) -> Bool {
+        role == .smp ? isSMPWriteAcquired : isWriteAcquired
     }
 
     func characteristicPath(role: SimulatedGattCharacteristic.Role) -> DBusObjectPath {

@@ -24,6 +24,8 @@ extension SimulatedDevice {
     /// Power cycle: the firmware reboots and a live link drops (remote side).
     func reboot() async {
         firmware.reboot(at: WallClock.now())
+        // A power cycle resets the SMP server too: MCUboot does its swap, an upload in RAM is gone.
+        smp?.withDevice { $0.reset() }
         if isConnected { await dropLink(reason: ("org.bluez.Reason.Remote", "Connection terminated by remote user")) }
     }
 
@@ -77,6 +79,8 @@ extension SimulatedDevice {
             }
         }
         let count = link.unthrottled ? outbox.count : min(outbox.count, max(link.notificationsPerEvent, 1))
+        // The SMP characteristic's notifications share the event with the TX's, after them.
+        let smpBudget = max(link.notificationsPerEvent, 1) - count
         let batch = outbox.prefix(count)
         outbox.removeFirst(count)
         for value in batch {
@@ -87,6 +91,7 @@ extension SimulatedDevice {
             sendNotification(value)
             if random.chance(duplicateProbability) { sendNotification(value) }
         }
+        _ = await smpConnectionEvent(budget: smpBudget)
         await healthConnectionEvent()
     }
 
@@ -147,12 +152,14 @@ extension SimulatedDevice {
     }
 
     func socketPacket(_ bytes: [UInt8], from id: UInt64) {
+        if smpSocketPacket(bytes, from: id) { return }
         guard writeSocket?.id == id, isConnected else { return }
         deliverToFirmware(bytes)
     }
 
     func socketClosed(_ id: UInt64) {
         if healthSocketClosed(id) { return }
+        if smpSocketClosed(id) { return }
         if notifySocket?.id == id {
             notifySocket = nil
             emit(["NotifyAcquired": .bool(false)], at: txPath)

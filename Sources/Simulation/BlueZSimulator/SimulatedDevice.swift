@@ -3,6 +3,7 @@ import HealthDeviceModel
 import TetherDeviceModel
 import Foundation
 import LinkProtocol
+import SMPDeviceModel
 import TetherPrimitives
 
 /// One simulated LE device: `org.bluez.Device1` at `/org/bluez/hci0/dev_XX_...`, its GATT objects, and the real
@@ -70,6 +71,18 @@ public actor SimulatedDevice {
     /// oracle for the time-write tests.
     public internal(set) var healthWrites: [HealthWrite] = []
 
+    // The MCUmgr SMP service (configuration.smp; SimulatedDevice+SMP): Zephyr's Bluetooth transport in front of the
+    // SMPDevice model, the characteristic's StartNotify sessions and acquired sockets, its notifications waiting for
+    // a connection event, and the last value.
+    public internal(set) var smp: SMPBluetoothServer?
+    var smpNotifySessions: [String] = []
+    var smpNotifySocket: SeqPacketSocket?
+    var smpWriteSocket: SeqPacketSocket?
+    var smpOutbox: [[UInt8]] = []
+    var smpValue: [UInt8] = []
+    /// The device rebooted after a reset command: the link drops once the reset's answer is out (rule 6).
+    var smpRebootPending = false
+
     // Faults (see SimulatorControl).
     var pendingConnectFailures: [DBusError] = []
     var pendingAcquireNotifyFailures: [DBusError] = []
@@ -105,7 +118,7 @@ public actor SimulatedDevice {
     init(
         configuration: DeviceConfiguration, adapterPath: DBusObjectPath, connection: DBusConnection,
         adapter: SimulatedAdapter, agents: SimulatedAgentManager, link: LinkModel, seed: UInt64,
-        releasedLog: ReleasedEventLog? = nil
+        releasedLog: ReleasedEventLog? = nil, smp: SMPBluetoothServer? = nil
     ) {
         self.configuration = configuration
         path = DBusObjectPath(
@@ -120,18 +133,22 @@ public actor SimulatedDevice {
         trusted = configuration.bonded
         let profile = configuration.firmware.profile(serial: configuration.serial)
         firmware = DeviceModel(profile: profile, bootCounter: configuration.bootCounter, bootedAt: WallClock.now())
+        var layout: [SimulatedGattService]
         if let settings = configuration.health {
             var seeded = settings
             seeded.seed = settings.seed ^ seed
             let model = HealthDevice(settings: seeded, serial: configuration.serial, now: WallClock.now())
             health = model
-            services = HealthGattMapping.services(model.services)
+            layout = HealthGattMapping.services(model.services)
         } else {
-            services = TetherGattLayout.services(
+            layout = TetherGattLayout.services(
                 manufacturer: "Tether Labs", model: "Tether", serial: configuration.serial,
                 firmware: profile.firmware.description
             ).filter { configuration.tetherService || $0.uuid != TetherGattLayout.tetherService }
         }
+        self.smp = smp
+        if smp != nil { layout.append(SMPGattLayout.service(after: layout)) }
+        services = layout
     }
 
     var mtu: UInt16 { link.mtu }
@@ -195,6 +212,7 @@ public actor SimulatedDevice {
         linkTask?.cancel()
         linkTask = nil
         closeSockets(announce: false)
+        smpLinkDown(announce: false)
         notifySessions.removeAll()
         if isConnected { health?.disconnected() }
         for socket in healthNotifySockets.values { socket.shutDown() }

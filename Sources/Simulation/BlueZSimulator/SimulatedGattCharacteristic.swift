@@ -17,6 +17,8 @@ struct SimulatedGattCharacteristic: Sendable {
         case fixed([UInt8])
         /// A standard health characteristic (16-bit SIG UUID), served by the device's HealthDevice model.
         case health(UInt16)
+        /// The MCUmgr SMP characteristic (write without response + notify), served by the SMP device model.
+        case smp
     }
 
     let handle: UInt16
@@ -56,7 +58,7 @@ struct SimulatedGattCharacteristic: Sendable {
             }
         }
         if writesWithoutResponse {
-            properties.append(DBusProperty("WriteAcquired", signature: "b") { .bool(await device.isWriteAcquired) })
+            properties.append(DBusProperty("WriteAcquired", signature: "b") { .bool(await device.isWriteAcquired(role)) })
         }
         let options = DBusArgument("options", "a{sv}")
         return DBusInterface(
@@ -76,6 +78,8 @@ struct SimulatedGattCharacteristic: Sendable {
                     guard flags.contains("notify") || flags.contains("indicate") else { throw BlueZError.notSupported }
                     if case .health(let uuid) = role {
                         try await device.startHealthNotify(uuid, sender: call.sender)
+                    } else if role == .smp {
+                        try await device.startSMPNotify(sender: call.sender)
                     } else {
                         try await device.startNotify(sender: call.sender)
                     }
@@ -85,6 +89,8 @@ struct SimulatedGattCharacteristic: Sendable {
                     guard flags.contains("notify") || flags.contains("indicate") else { throw BlueZError.notSupported }
                     if case .health(let uuid) = role {
                         try await device.stopHealthNotify(uuid, sender: call.sender)
+                    } else if role == .smp {
+                        try await device.stopSMPNotify(sender: call.sender)
                     } else {
                         try await device.stopNotify(sender: call.sender)
                     }
@@ -99,7 +105,7 @@ struct SimulatedGattCharacteristic: Sendable {
                         let (fd, mtu) = try await device.acquireHealthNotify(uuid)
                         return [.unixFD(fd), .uint16(mtu)]
                     }
-                    let (fd, mtu) = try await device.acquireNotify()
+                    let (fd, mtu) = role == .smp ? try await device.acquireSMPNotify() : try await device.acquireNotify()
                     return [.unixFD(fd), .uint16(mtu)]
                 },
                 DBusMethod(
@@ -107,7 +113,7 @@ struct SimulatedGattCharacteristic: Sendable {
                     outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]
                 ) { _ in
                     guard flags.contains("write-without-response") else { throw BlueZError.notSupported }
-                    let (fd, mtu) = try await device.acquireWrite()
+                    let (fd, mtu) = role == .smp ? try await device.acquireSMPWrite() : try await device.acquireWrite()
                     return [.unixFD(fd), .uint16(mtu)]
                 },
             ],

@@ -9,6 +9,8 @@ struct SimulatedGattDescriptor: Sendable {
         case clientConfiguration
         /// The CCCD of a health characteristic: reads 01 00 (notifications) or 02 00 (indications) while enabled.
         case healthClientConfiguration(UInt16)
+        /// The CCCD of the MCUmgr SMP characteristic: 01 00 while a client receives its notifications.
+        case smpClientConfiguration
         case fixed([UInt8])
     }
 
@@ -32,7 +34,7 @@ struct SimulatedGattDescriptor: Sendable {
                 },
                 DBusMethod("WriteValue", inputs: [DBusArgument("value", "ay"), options]) { _ in
                     switch role {
-                    case .clientConfiguration, .healthClientConfiguration, .fixed:
+                    case .clientConfiguration, .healthClientConfiguration, .smpClientConfiguration, .fixed:
                         throw BlueZError.notPermitted("Write not permitted")
                     }
                 },

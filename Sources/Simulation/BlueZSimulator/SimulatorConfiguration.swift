@@ -115,6 +115,8 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
     /// Bonded before the simulator started: bluetoothd loads the bond from storage (/var/lib/bluetooth), so the
     /// device is on the bus, Paired and Bonded, without advertising or a Pair.
     public var bonded: Bool = false
+    /// The MCUmgr SMP service (firmware updates over BLE) beside the device's other services; nil: none.
+    public var smp: SMPServiceConfiguration?
 
     public init(address: String) {
         self.address = address
@@ -138,6 +140,7 @@ public struct DeviceConfiguration: Codable, Hashable, Sendable {
         health = try container.decodeIfPresent(HealthDeviceSettings.self, forKey: .health)
         bootCounter = try container.decodeIfPresent(UInt16.self, forKey: .bootCounter) ?? bootCounter
         bonded = try container.decodeIfPresent(Bool.self, forKey: .bonded) ?? bonded
+        smp = try container.decodeIfPresent(SMPServiceConfiguration.self, forKey: .smp)
         if health != nil {
             tetherService = false
             if !container.contains(.manufacturerData) { manufacturerData = [:] }
