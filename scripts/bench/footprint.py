@@ -70,7 +70,8 @@ def rss(pid):
 
 
 def smaps_totals(pid, field):
-    """KiB of `field` (an smaps line such as Rss: or Referenced:) per mapping name, as `mappings` names them."""
+    """KiB of `field` (an smaps line such as Rss: or Referenced:) per mapping: the file's path and permissions (text
+    r-xp, read-only data r--p and writable data rw-p are different stories), or [heap], [stack], "anonymous"."""
     totals = {}
     name = None
     with open("/proc/%d/smaps" % pid) as handle:
@@ -79,6 +80,7 @@ def smaps_totals(pid, field):
             if not head:
                 continue
             if not head[0].endswith(":") or "-" in head[0]:
+                # A mapping's first line: address range, permissions, offset, device, inode, [path].
                 name = "%s (%s)" % (head[5], head[1]) if len(head) > 5 else "anonymous"
             elif head[0] == field:
                 totals[name] = totals.get(name, 0) + int(head[1])
@@ -101,71 +103,12 @@ def working_set(pid, seconds, rows=8):
 
 
 def mappings(pid, rows):
-    """Sums smaps' Rss by what is mapped: the file's path and permissions, or [heap], [stack], or "anonymous" for the rest (malloc
-    arenas, thread stacks and Swift's allocations live there). Private_Dirty says how much of it is the process's
-    own; a file-backed page that is clean could be dropped and read again."""
-    totals, dirty = {}, {}
-    name = None
-    with open("/proc/%d/smaps" % pid) as handle:
-        for line in handle:
-            head = line.split()
-            if not head:
-                continue
-            if not head[0].endswith(":") or "-" in head[0]:
-                # A mapping's first line: address range, permissions, offset, device, inode, [path].
-                # A file's mappings by permission: text (r-xp), read-only data and relocated metadata (r--p),
-                # writable data (rw-p) are different stories.
-                name = "%s (%s)" % (head[5], head[1]) if len(head) > 5 else "anonymous"
-            elif head[0] == "Rss:":
-                totals[name] = totals.get(name, 0) + int(head[1])
-            elif head[0] == "Private_Dirty:":
-                dirty[name] = dirty.get(name, 0) + int(head[1])
-    for name, kib in sorted(totals.items(), key=lambda item: -item[1])[:rows]:
+    """Resident KiB by what is mapped (`smaps_totals`: the file's path and permissions, [heap], [stack], or
+    "anonymous" for the rest: malloc arenas, thread stacks, Swift's allocations), largest first. Private_Dirty says
+    how much of it is the process's own; a clean file-backed page could be dropped and read again."""
+    resident, dirty = smaps_totals(pid, "Rss:"), smaps_totals(pid, "Private_Dirty:")
+    for name, kib in sorted(resident.items(), key=lambda item: -item[1])[:rows]:
         print("%8d KiB resident  %8d KiB private dirty  %s" % (kib, dirty.get(name, 0), name))
-    return 0
-
-
-def sections(pid):
-    """Which of the executable's sections its resident pages belong to: a page is resident when pagemap's bit 63 is
-    set (proc(5), /proc/pid/pagemap). The base address is where the executable's offset-0 mapping starts (a PIE)."""
-    executable = os.readlink("/proc/%d/exe" % pid)
-    base = None
-    with open(executable, "rb") as handle:
-        # e_type (ELF header offset 16): 2 = EXEC, whose section addresses are absolute; 3 = DYN (a PIE), relative.
-        header = handle.read(18)
-    if header[16] == 2:
-        base = 0
-    with open("/proc/%d/maps" % pid) as handle:
-        for line in handle:
-            fields = line.split()
-            if base is None and len(fields) > 5 and fields[5] == executable and int(fields[2], 16) == 0:
-                base = int(fields[0].split("-")[0], 16)
-                break
-    if base is None:
-        print("no mapping of %s at offset 0 in /proc/%d/maps" % (executable, pid), file=sys.stderr)
-        return 1
-    listing = subprocess.run(["readelf", "-SW", executable], capture_output=True, text=True, check=True).stdout
-    page = os.sysconf("SC_PAGE_SIZE")
-    rows = []
-    with open("/proc/%d/pagemap" % pid, "rb") as pagemap:
-        for line in listing.splitlines():
-            # "  [Nr] Name Type Address Off Size ES Flg Lk Inf Al": the name may be empty, so read from the right.
-            if not line.strip().startswith("[") or "]" not in line:
-                continue
-            fields = line.split("]", 1)[1].split()
-            if len(fields) < 6 or fields[1] == "Type":
-                continue
-            name, address, size = fields[0], int(fields[2], 16), int(fields[4], 16)
-            if address == 0 or size == 0:
-                continue
-            first, last = (base + address) // page, (base + address + size - 1) // page
-            pagemap.seek(first * 8)
-            data = pagemap.read((last - first + 1) * 8)
-            present = sum(1 for i in range(0, len(data), 8) if data[i + 7] & 0x80)
-            rows.append((present * page // 1024, size // 1024, name))
-    for resident, total, name in sorted(rows, reverse=True):
-        if resident:
-            print("%8d KiB resident of %8d KiB  %s" % (resident, total, name))
     return 0
 
 
