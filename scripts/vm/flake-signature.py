@@ -11,7 +11,10 @@ The signatures, each seen in earlier runs and each proved from the emulator's si
 - btvirt-reset-window: btvirt's controllers missed the kernel's 2 s HCI_Reset bound on every one of stage 2's
   attempts ("Opcode 0x0c03 failed: -110"; stage2.sh gives up after 8).
 - kernel-gpf-hci_chan_del: a general-protection fault in the kernel's Bluetooth stack with hci_chan_del in its trace
-  (L2CAP socket release under TCG, Debian 6.1.0-56); bluetoothd dies with it.
+  (L2CAP socket release under TCG, Debian 6.1.0-56); bluetoothd dies with it. The same release has also stopped
+  on the kernel's own list check instead ("kernel BUG at lib/list_debug.c", hci_chan_del from l2cap_sock_release in
+  the trace): the same corrupted channel list, caught one step earlier. No user-space program can corrupt a kernel
+  list, so either form is the kernel's failure, not Tether's.
 - advertisement-lost: `tether scan` never listed the device, and the central controller's btmon trace holds no
   advertising report from the device's address at all (if it holds one, the scan missed a report it had: Tether's
   failure, not the emulator's).
@@ -82,7 +85,8 @@ checked.append("kernel-gpf-hci_chan_del (dmesg.txt, console.log)")
 for name in ("dmesg.txt", "console.log"):
     lines = (read(name) or "").splitlines()
     for index, line in enumerate(lines):
-        if "general protection fault" in line and any("hci_chan_del" in l for l in lines[index:index + 80]):
+        kernel_fault = "general protection fault" in line or "kernel BUG at lib/list_debug.c" in line
+        if kernel_fault and any("hci_chan_del" in l for l in lines[index:index + 80]):
             flake("kernel-gpf-hci_chan_del", f"{name}: {line.strip()} ... hci_chan_del in its trace")
 
 scenario = read("scenario.log") or ""
