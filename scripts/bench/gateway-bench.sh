@@ -13,11 +13,9 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VENV="${TETHER_BLEAK_VENV:-$ROOT/.build-bleak/venv-bleak-$BLEAK_VERSION}"
 SCRATCH="${SCRATCH:-$ROOT/.build}"
 
-if ! "$VENV/bin/python" -c "import bleak, importlib.metadata as m; assert m.version('bleak') == '$BLEAK_VERSION'" 2>/dev/null; then
-    rm -rf "$VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION"
-fi
+source "$ROOT/scripts/setup/pinned-venv.sh"
+pinned_venv gateway-bench "$VENV" "import bleak, importlib.metadata as m; assert m.version('bleak') == '$BLEAK_VERSION'" \
+    "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION" || exit 1
 
 cd "$ROOT"
 swift build -c release --scratch-path "$SCRATCH" --product tether-sim >&2

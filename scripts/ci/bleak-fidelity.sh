@@ -26,13 +26,10 @@ VENV="${TETHER_BLEAK_VENV:-$ROOT/.build-bleak/venv-bleak-$BLEAK_VERSION}"
 started=$(date +%s.%N)
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}s')" "$1" "$(date +%s.%N)"; }
 
-if ! "$VENV/bin/python" -c "import bleak, importlib.metadata as m; assert m.version('bleak') == '$BLEAK_VERSION'" 2>/dev/null; then
-    rm -rf "$VENV"
-    # A venv that cannot be made fails the test (it is required in CI, TETHER_REQUIRE_BLEAK=1), with the reason.
-    python3 -m venv "$VENV" || { echo "bleak-fidelity: python3 -m venv $VENV failed (python3-venv installed?)" >&2; exit 1; }
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION" \
-        || { rm -rf "$VENV"; echo "bleak-fidelity: could not install bleak $BLEAK_VERSION into $VENV (PyPI reachable?)" >&2; exit 1; }
-fi
+source "$ROOT/scripts/setup/pinned-venv.sh"
+# A venv that cannot be made fails the test (it is required in CI, TETHER_REQUIRE_BLEAK=1), with the reason.
+pinned_venv bleak-fidelity "$VENV" "import bleak, importlib.metadata as m; assert m.version('bleak') == '$BLEAK_VERSION'" \
+    "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION" || exit 1
 echo "timing: venv ready (bleak $BLEAK_VERSION) after $(elapsed "$started")"
 
 SIM="${TETHER_SIM:-}"

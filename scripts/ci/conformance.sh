@@ -16,10 +16,9 @@ MAX_EXAMPLES=${MAX_EXAMPLES:-100}
 VENV=${TETHER_CONFORMANCE_VENV:-$HOME/.cache/tether-conformance-venv}
 SCRATCH=${SCRATCH_PATH:-.build}
 
-if [[ ! -x "$VENV/bin/st" ]] || ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION')"; then
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
-fi
+source scripts/setup/pinned-venv.sh
+pinned_venv conformance "$VENV" "import importlib.metadata as m, sys; sys.exit(m.version('schemathesis') != '$SCHEMATHESIS_VERSION')" \
+    "schemathesis==$SCHEMATHESIS_VERSION" || exit 1
 
 SERVER=${TETHER_SERVER_BINARY:-}
 if [[ -z "$SERVER" ]]; then

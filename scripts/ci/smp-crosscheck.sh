@@ -11,11 +11,8 @@ SMP_VERSION=4.2.0
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VENV="${TETHER_SMP_VENV:-$ROOT/.build-smp/venv-smp-$SMP_VERSION}"
 
-if ! "$VENV/bin/python" -c "import smp, importlib.metadata as m; assert m.version('smp') == '$SMP_VERSION'" 2>/dev/null; then
-    rm -rf "$VENV"
-    python3 -m venv "$VENV" >&2 || { echo "smp-crosscheck: python3 -m venv $VENV failed (python3-venv installed?)" >&2; exit 1; }
-    # smp's own dependencies pinned too, so that the package decodes the same way on every machine.
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "smp==$SMP_VERSION" "cbor2==6.3.0" "pydantic==2.14.4" >&2 \
-        || { rm -rf "$VENV"; echo "smp-crosscheck: could not install smp $SMP_VERSION into $VENV (PyPI reachable?)" >&2; exit 1; }
-fi
+source "$ROOT/scripts/setup/pinned-venv.sh"
+# smp's own dependencies pinned too, so that the package decodes the same way on every machine.
+pinned_venv smp-crosscheck "$VENV" "import smp, importlib.metadata as m; assert m.version('smp') == '$SMP_VERSION'" \
+    "smp==$SMP_VERSION" "cbor2==6.3.0" "pydantic==2.14.4" || exit 1
 exec "$VENV/bin/python" "$ROOT/Tests/SMPTests/smp_crosscheck.py" "$1"

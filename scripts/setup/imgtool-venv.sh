@@ -11,11 +11,7 @@ set -euo pipefail
 IMGTOOL_VERSION=2.5.0
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VENV="${TETHER_IMGTOOL_VENV:-$ROOT/.build-imgtool/venv-imgtool-$IMGTOOL_VERSION}"
-if ! "$VENV/bin/python" -c "import imgtool, importlib.metadata as m; assert m.version('imgtool') == '$IMGTOOL_VERSION'" 2>/dev/null; then
-    rm -rf "$VENV"
-    mkdir -p "$(dirname "$VENV")"
-    python3 -m venv "$VENV" >&2 || { echo "imgtool-venv: python3 -m venv $VENV failed (python3-venv installed?)" >&2; exit 1; }
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "imgtool==$IMGTOOL_VERSION" >&2 \
-        || { rm -rf "$VENV"; echo "imgtool-venv: could not install imgtool $IMGTOOL_VERSION into $VENV (PyPI reachable?)" >&2; exit 1; }
-fi
+source "$ROOT/scripts/setup/pinned-venv.sh"
+pinned_venv imgtool-venv "$VENV" "import imgtool, importlib.metadata as m; assert m.version('imgtool') == '$IMGTOOL_VERSION'" \
+    "imgtool==$IMGTOOL_VERSION" || exit 1
 echo "$VENV/bin/imgtool"

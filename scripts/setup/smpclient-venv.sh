@@ -20,12 +20,7 @@ VENV="${TETHER_SMPCLIENT_VENV:-$ROOT/.build-smpclient/venv-smpclient-$SMPCLIENT_
 check="import smpclient, smpmgr, importlib.metadata as m; assert m.version('smpclient') == '$SMPCLIENT_VERSION'"
 check+="; assert m.version('smpmgr') == '$SMPMGR_VERSION'"
 check+="; import bleak; assert m.version('bleak') == '$BLEAK_VERSION' and m.version('dbus-fast') == '$DBUS_FAST_VERSION'"
-if ! "$VENV/bin/python" -c "$check" 2>/dev/null; then
-    rm -rf "$VENV"
-    mkdir -p "$(dirname "$VENV")"
-    python3 -m venv "$VENV" >&2 || { echo "smpclient-venv: python3 -m venv $VENV failed (python3-venv installed?)" >&2; exit 1; }
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "smpclient==$SMPCLIENT_VERSION" "smpmgr==$SMPMGR_VERSION" \
-        "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION" >&2 \
-        || { rm -rf "$VENV"; echo "smpclient-venv: could not install smpclient $SMPCLIENT_VERSION / smpmgr $SMPMGR_VERSION into $VENV (PyPI reachable?)" >&2; exit 1; }
-fi
+source "$ROOT/scripts/setup/pinned-venv.sh"
+pinned_venv smpclient-venv "$VENV" "$check" "smpclient==$SMPCLIENT_VERSION" "smpmgr==$SMPMGR_VERSION" \
+    "bleak==$BLEAK_VERSION" "dbus-fast==$DBUS_FAST_VERSION" || exit 1
 echo "$VENV/bin/python"
