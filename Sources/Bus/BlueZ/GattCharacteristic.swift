@@ -213,18 +213,11 @@ public final class NotifyAcquisition: Sendable {
         continuation.onTermination = { _ in
             descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        guard let fd = descriptor.rawValue else {
+        // One process-wide epoll thread reads every notify socket (NotifySocketPoller says why); shutdown() makes
+        // the socket readable with EOF, which ends the stream there. BlueZ makes the socketpair with
+        // SOCK_NONBLOCK (src/gatt-client.c, create_sock), which the poller needs and keeps.
+        if !NotifySocketPoller.shared.watch(descriptor, capacity: max(mtu, 512), continuation: continuation) {
             continuation.finish()
-            return
-        }
-        // BlueZ makes the socketpair with SOCK_NONBLOCK (src/gatt-client.c, create_sock), so the descriptor
-        // arrives non-blocking: a blocking reader must clear O_NONBLOCK or its first recv fails with EAGAIN,
-        // which ended the subscription at once against real bluetoothd 5.66.
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 && flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        // A plain thread (never a Swift concurrency thread) blocks in recv; shutdown() wakes it with EOF.
-        NamedThread.start("BlueZ notify fd") {
-            Self.readLoop(fd: fd, capacity: max(mtu, 512), continuation: continuation)
             descriptor.close()
         }
     }
@@ -236,31 +229,6 @@ public final class NotifyAcquisition: Sendable {
     /// Ends the acquisition: the stream finishes and BlueZ sees the socket close.
     public func close() {
         descriptor.withDescriptor { fd in _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-    }
-
-    /// Blocks for one packet, then takes whatever else is already queued (without blocking) into the same batch.
-    private static func readLoop(fd: Int32, capacity: Int, continuation: NotificationBatches.Continuation) {
-        var buffer = [UInt8](repeating: 0, count: capacity)
-        var open = true
-        while open {
-            var batch: [[UInt8]] = []
-            while batch.count < maximumBatch {
-                let flags = batch.isEmpty ? Int32(0) : Int32(MSG_DONTWAIT)
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, flags) }
-                if count > 0 {
-                    batch.append(Array(buffer[0..<count]))
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    break
-                } else {
-                    open = false
-                    break
-                }
-            }
-            if !batch.isEmpty { continuation.yield(batch) }
-        }
-        continuation.finish()
     }
 }
 
