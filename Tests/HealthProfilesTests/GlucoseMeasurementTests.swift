@@ -23,10 +23,30 @@ import Testing
         #expect(value.sensorStatusAnnunciation?.set == ["device_battery_low", "sample_size_insufficient", "sensor_temperature_too_low"])
         #expect(value.contextInformationFollows)
         let observation = try #require(value.observations.first)
-        #expect(observation.metric == .glucose && observation.mdcCode == 160_368 && observation.sequenceNumber == 1)
+        // Capillary plasma: MDC_CONC_GLU_CAPILLARY_PLASMA, partition 2 term 29116 (IEEE 11073-10417).
+        #expect(observation.metric == .glucose && observation.mdcCode == 160_188 && observation.sequenceNumber == 1)
         #expect(observation.canonicalUnit == .milligramPerDecilitre && observation.canonicalValue == .exact(dec(3_000_000)))
         #expect(observation.qualifier == "capillary plasma, finger")
         #expect(observation.time == .deviceClock(value.userFacingTime))
+    }
+
+    /// Each GLS type (§3.106.5) is its own IEEE 11073-10417 term in partition 2 (131072 + term), as the public
+    /// nomenclature headers list them (e.g. the Antidote 11073 agent's nomenclature.h: CAPILLARY_WHOLEBLOOD 29112 …
+    /// ISF 29140; the 10417-2015 UNDETERMINED_WHOLEBLOOD 29292 and UNDETERMINED_PLASMA 29296, which HL7 PHD
+    /// examples write as 160368). A record with no type, or a reserved one, is MDC_CONC_GLU_GEN (term 28948).
+    @Test(arguments: [
+        (UInt8(1), UInt32(160_184)), (2, 160_188), (3, 160_192), (4, 160_196), (5, 160_200), (6, 160_204),
+        (7, 160_364), (8, 160_368), (9, 160_212), (10, 160_208), (0, 160_020), (11, 160_020), (15, 160_020),
+    ])
+    func eachSpecimenTypeHasItsOwnCode(type: UInt8, code: UInt32) throws {
+        // Flags 0x02 (concentration present), sequence 7, 2026-01-02 03:04:05, 80 mg/dL as SFLOAT 80e-5 kg/L, then
+        // Type-Sample Location: finger (1) in the high nibble, the type in the low one.
+        let bytes: [UInt8] = [0x02, 7, 0, 0xEA, 0x07, 1, 2, 3, 4, 5, 0x50, 0xB0, 0x10 | type]
+        let observation = try #require(try decoded(.glucoseMeasurement, bytes).glucose?.observations.first)
+        #expect(observation.metric == .glucose)
+        #expect(observation.mdcCode == code)
+        // Read back to a glucose metric (interstitial fluid's code is also the CGM's, MDC_CONC_GLU_ISF).
+        #expect([.glucose, .cgmGlucose].contains(HealthMetric.named(mdcCode: code)))
     }
 
     @Test func nordicInvalidVectorAndEveryTruncation() {

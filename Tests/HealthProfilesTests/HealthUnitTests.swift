@@ -44,7 +44,7 @@ import Testing
         #expect(HealthMetric.bloodPressureDiastolic.mdcCode == 150_022)
         #expect(HealthMetric.bloodPressureMean.mdcCode == 150_023)
         #expect(HealthMetric.pulseRateNonInvasive.mdcCode == 149_546)
-        #expect(HealthMetric.glucose.mdcCode == 160_368)
+        #expect(HealthMetric.glucose.mdcCode == 160_020)  // MDC_CONC_GLU_GEN, term 28948: no specimen named
         #expect(HealthMetric.oxygenSaturation.mdcCode == 150_456)
         #expect(HealthMetric.bodyMass.mdcCode == 188_736)
         #expect(HealthMetric.bodyTemperature.mdcCode == 150_364)

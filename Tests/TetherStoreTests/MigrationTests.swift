@@ -35,7 +35,7 @@ struct MigrationTests {
     }
 
     /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted"]
+    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -169,6 +169,56 @@ struct MigrationTests {
 
     /// v5 rebuilt `outboxCommand`; SQLite drops a table's AUTOINCREMENT counter with it. Commands pruned before the
     /// upgrade must not have their seq handed out again (seq is push order; the backend's logs name it).
+    @Test("v8 recodes stored glucose by its specimen (160368 is UNDETERMINED_PLASMA, not the generic code), keys with it")
+    func glucoseSamplesAreRecodedBySpecimen() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v7.sqlite")
+        let peripheral = "0190a000-0000-7000-8000-0000000000aa"
+        let glucose = "00002a18-0000-1000-8000-00805f9b34fb"
+        // GLS §3.106 records by hand: flags 0x02 (concentration, type-sample location), sequence, base time, SFLOAT,
+        // then the type in the low nibble of the last byte; the second also has a time offset (flags bit 0).
+        let capillaryWholeBlood: [UInt8] = [0x02, 1, 0, 0xEA, 0x07, 1, 2, 3, 4, 5, 0x50, 0xB0, 0x11]
+        let venousPlasmaWithOffset: [UInt8] = [0x03, 2, 0, 0xEA, 0x07, 1, 2, 3, 4, 5, 0xFB, 0xFF, 0x50, 0xB0, 0x14]
+        let noType: [UInt8] = [0x00, 3, 0, 0xEA, 0x07, 1, 2, 3, 4, 5]
+        func key(_ sequence: Int, _ code: Int) -> String { "seq/\(peripheral)/\(glucose)/-/\(code)/0/0/\(sequence)" }
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Migrations.migrator.migrate(queue, upTo: "v7-peripheral-adopted")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO peripheral (uid, identityAddress, firstSeenAt, lastSeenAt) VALUES (?, 'C0:54:45:00:00:01', 0, 0)
+                    """, arguments: [peripheral])
+                func insert(_ n: Int, code: Int, key: String, raw: [UInt8]?) throws {
+                    try db.execute(sql: """
+                        INSERT INTO healthSample (uid, dedupKey, peripheralId, characteristic, metricCode, valueStatus,
+                            reportedMantissa, reportedExponent, reportedUnit, canonicalValue, canonicalUnit, effectiveAt,
+                            timeBasis, epoch, lane, rawBytes, parserVersion, receivedAt)
+                        VALUES (?, ?, 1, ?, ?, 'number', 80, -5, 'kg/L', '80', 'mg/dL', 0, 'receipt', 0, ?, ?, ?, 0)
+                        """, arguments: ["0190a000-0000-7000-8000-00000000000\(n)", key, glucose, code,
+                                         raw == nil ? "change" : "cold", raw.map { Data($0) }, raw == nil ? nil : 1])
+                }
+                try insert(1, code: 160_368, key: key(1, 160_368), raw: capillaryWholeBlood)
+                try insert(2, code: 160_368, key: key(2, 160_368), raw: venousPlasmaWithOffset)
+                try insert(3, code: 160_368, key: key(3, 160_368), raw: noType)
+                try insert(4, code: 160_369, key: key(1, 160_369), raw: capillaryWholeBlood)  // another metric: untouched
+                // A correction of sample 1 (no raw bytes; keyed by the sample it replaces).
+                try insert(5, code: 160_368, key: "correction/0190a000-0000-7000-8000-000000000001", raw: nil)
+                try db.execute(sql: """
+                    INSERT INTO healthDeletion (uid, sampleId, reason, requestedBy, replacementSampleId, requestedAt)
+                    VALUES ('0190a000-0000-7000-8000-0000000000d1', 1, 'correction', 'technician', 5, 0)
+                    """)
+            }
+        }
+        let database = try GatewayDatabase(path: path)
+        let rows = try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT metricCode, dedupKey FROM healthSample ORDER BY id").map { ($0["metricCode"] as Int, $0["dedupKey"] as String) }
+        }
+        #expect(rows.map(\.0) == [160_184, 160_196, 160_020, 160_369, 160_184])
+        #expect(rows.map(\.1) == [
+            key(1, 160_184), key(2, 160_196), key(3, 160_020), key(1, 160_369), "correction/0190a000-0000-7000-8000-000000000001",
+        ])
+    }
+
     @Test("v5 carries the outbox's seq counter over, even when every command had been pruned")
     func outboxSequenceSurvivesTheRebuild() throws {
         let directory = try TemporaryDirectory()

@@ -16,6 +16,7 @@ enum Migrations {
         migrator.registerMigration("v5-outbox-entity-types", migrate: v5OutboxEntityTypes)
         migrator.registerMigration("v6-health-tables", migrate: v6HealthTables)
         migrator.registerMigration("v7-peripheral-adopted", migrate: v7PeripheralAdopted)
+        migrator.registerMigration("v8-glucose-specimen-codes", migrate: v8GlucoseSpecimenCodes)
         return migrator
     }
 

@@ -20,7 +20,7 @@ public struct HealthCrashPlan: Sendable {
     }
 
     public static let characteristic = "00002a18-0000-1000-8000-00805f9b34fb"
-    /// MDC glucose (IEEE 11073-10101, 160368) and a second value of each record.
+    /// Two metric codes per record (160368 is MDC_CONC_GLU_UNDETERMINED_PLASMA; the store treats codes as opaque).
     public static let metrics = [160_368, 160_369]
     static let start = Timestamp(nanoseconds: 1_793_520_000_000_000_000)
 

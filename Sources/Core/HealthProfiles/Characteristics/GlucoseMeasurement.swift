@@ -69,14 +69,16 @@ public struct GlucoseMeasurement: Hashable, Sendable, Encodable {
         return names[Int(sampleLocation)] ?? "reserved (\(sampleLocation))"
     }
 
-    /// One glucose observation when the concentration is present (a record may carry only its status).
+    /// One glucose observation when the concentration is present (a record may carry only its status), coded by its
+    /// specimen (GlucoseSpecimen) when the record names one.
     public var observations: [HealthObservation] {
         guard let concentration else { return [] }
         let qualifier = [typeName, sampleLocationName].compactMap { $0 }.joined(separator: ", ")
         return [
             HealthObservation(
                 metric: .glucose, value: concentration.measured, unit: unit, time: .deviceClock(userFacingTime),
-                sequenceNumber: sequenceNumber, qualifier: qualifier.isEmpty ? nil : qualifier
+                sequenceNumber: sequenceNumber, qualifier: qualifier.isEmpty ? nil : qualifier,
+                specificMDCCode: type.flatMap { GlucoseSpecimen.code(forType: $0)?.code }
             )
         ]
     }

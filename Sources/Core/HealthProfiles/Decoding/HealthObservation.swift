@@ -20,12 +20,17 @@ public struct HealthObservation: Hashable, Sendable, Encodable {
     /// What qualifies the value without changing its metric: a temperature's body site, a glucose sample type and
     /// location, a carbohydrate or medication kind.
     public var qualifier: String?
+    /// A code more specific than the metric's own, when the record says more (a glucose concentration's specimen:
+    /// GlucoseSpecimen); `mdcCode` is this when set.
+    public var specificMDCCode: UInt32?
 
     public init(
         metric: HealthMetric, value: MeasuredValue, unit: HealthUnit, time: ObservationTime = .notSupplied,
-        userIndex: UInt8? = nil, sequenceNumber: UInt16? = nil, isIntermediate: Bool = false, qualifier: String? = nil
+        userIndex: UInt8? = nil, sequenceNumber: UInt16? = nil, isIntermediate: Bool = false, qualifier: String? = nil,
+        specificMDCCode: UInt32? = nil
     ) {
         self.metric = metric
+        self.specificMDCCode = specificMDCCode
         self.value = value
         self.reportedUnit = unit
         self.canonicalUnit = unit.canonical
@@ -37,7 +42,7 @@ public struct HealthObservation: Hashable, Sendable, Encodable {
         self.qualifier = qualifier
     }
 
-    public var mdcCode: UInt32? { metric.mdcCode }
+    public var mdcCode: UInt32? { specificMDCCode ?? metric.mdcCode }
 
     /// Whether the device supplied a time for this value (a clock time or a session offset); a value without one
     /// gets its time of receipt in the store and says so.

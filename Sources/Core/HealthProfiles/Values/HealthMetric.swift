@@ -49,6 +49,13 @@ public enum HealthMetric: String, Hashable, Sendable, Encodable, CaseIterable {
     /// Where the code comes from.
     public var mdcSource: String? { Self.table[self]?.source }
 
+    /// The metric a stored MDC code names: a metric's own code, or a code more specific than it (a glucose
+    /// concentration's specimen, `GlucoseSpecimen`).
+    public static func named(mdcCode: UInt32) -> HealthMetric? {
+        if let metric = allCases.first(where: { $0.mdcCode == mdcCode }) { return metric }
+        return GlucoseSpecimen.allCodes.contains(mdcCode) ? .glucose : nil
+    }
+
     struct Entry: Sendable {
         let code: UInt32
         let referenceID: String
@@ -72,7 +79,9 @@ public enum HealthMetric: String, Hashable, Sendable, Encodable, CaseIterable {
         .oxygenSaturation: Entry(code: 150_456, referenceID: "MDC_PULS_OXIM_SAT_O2", source: "[PHD-IG]; IEEE 11073-10404"),
         .oximeterPulseRate: Entry(code: 149_530, referenceID: "MDC_PULS_OXIM_PULS_RATE", source: "[10101] IEEE 11073-10404, term 18458"),
         .pulseAmplitudeIndex: Entry(code: 150_448, referenceID: "MDC_PULS_OXIM_PERF_REL", source: "[10101] IEEE 11073-10404, term 19376"),
-        .glucose: Entry(code: 160_368, referenceID: "MDC_CONC_GLU_GEN", source: "[PHD-IG]; IEEE 11073-10417"),
+        // The generic term, for a record that names no specimen; a typed record's observation carries its specimen's
+        // code instead (GlucoseSpecimen). 160368, used here before under this name, is MDC_CONC_GLU_UNDETERMINED_PLASMA.
+        .glucose: Entry(code: 160_020, referenceID: "MDC_CONC_GLU_GEN", source: "[10101] IEEE 11073-10417, partition 2, term 28948"),
         .cgmGlucose: Entry(code: 160_212, referenceID: "MDC_CONC_GLU_ISF", source: "[10101] IEEE 11073-10425, term 29140"),
         // Partition 128 (MDC_PART_PHD_DM) << 16 | term 29156, as 11073 nomenclature headers list it (e.g. github
         // cdealti/zigbee_firmware, BeeApps/HC/NomenclatureCodes.h): the cold lane stores a Glucose Context's carbohydrate.

@@ -39,7 +39,7 @@ public struct HealthLiveReading: Hashable, Sendable {
 
     /// `HealthMetric`'s name for a stored sample's MDC code (the store keeps the code only).
     public static func metricName(mdcCode: Int) -> String? {
-        HealthMetric.allCases.first { $0.mdcCode.map(Int.init) == mdcCode }?.rawValue
+        UInt32(exactly: mdcCode).flatMap(HealthMetric.named(mdcCode:))?.rawValue
     }
 }
 
