@@ -69,6 +69,11 @@ import TetherTestSupport
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
         #expect(result.lines.last == "done: 0.9.12.3 runs, confirmed")
         #expect(server.withDevice { $0.slots.primary.version } == "0.9.12.3")
+        // A line per 10 %, with the rate once two confirmations are apart: "upload: 4096/50000 bytes (8 %), 1.2 kB/s, …".
+        let uploads = result.lines.filter { $0.hasPrefix("upload: ") }
+        #expect(uploads.count >= 2, "\(result.standardOutput)")
+        #expect(uploads.allSatisfy { $0.wholeMatch(of: /upload: \d+\/\d+ bytes \(\d+ %\)(, [0-9.]+ kB\/s(, about .+ left)?)?/) != nil }, "\(uploads)")
+        #expect(uploads.contains { $0.contains(" kB/s") }, "\(uploads)")
     }
 
     @Test func updateExitsSixOnARevert() async throws {

@@ -42,16 +42,19 @@ extension FirmwareCommand {
             options.leaveInTest = leaveInTest
             let update = FirmwareUDPUpdate(image: bytes, trustedKeys: trusted)
             var lastPercent = -1
+            var rate = UploadRate()
+            let started = ContinuousClock.now
             do {
                 let outcome = try update.run(
                     target: target, configuration: SMPUDPSession.configuration(version: device.smpV1 ? .v1 : .v2), options: options
                 ) { event in
                     if case .progress(let progress) = event {
+                        rate.record(confirmedBytes: progress.confirmedBytes, elapsed: ContinuousClock.now - started)
                         let percent = progress.totalBytes == 0 ? 100 : progress.confirmedBytes * 100 / progress.totalBytes
                         guard percent / 10 != lastPercent / 10 else { return }  // a line per 10 %
                         lastPercent = percent
                     }
-                    Output.line(json ? FirmwareUpdateText.json(event) : FirmwareUpdateText.line(event))
+                    Output.line(json ? FirmwareUpdateText.json(event, rate: rate) : FirmwareUpdateText.line(event, rate: rate))
                 }
                 switch outcome {
                 case .confirmed(let version): Output.line(json ? #"{"outcome":"confirmed","version":"\#(version)"}"# : "done: \(version) runs, confirmed")
@@ -70,11 +73,18 @@ extension FirmwareCommand {
 
 /// How `update` reports its steps.
 enum FirmwareUpdateText {
-    static func line(_ event: FirmwareUDPUpdate.Event) -> String {
+    static func line(_ event: FirmwareUDPUpdate.Event, rate: UploadRate = UploadRate()) -> String {
         switch event {
         case .verified(let version, let hash): return "verified: \(version), hash \(FirmwareVerdictText.hexString(hash))"
         case .parameters(let parameters): return "device: buf_size \(parameters.bufferSize), buf_count \(parameters.bufferCount)"
-        case .progress(let progress): return "upload: \(progress.confirmedBytes)/\(progress.totalBytes) bytes"
+        case .progress(let progress):
+            let percent = progress.totalBytes == 0 ? 100 : progress.confirmedBytes * 100 / progress.totalBytes
+            var line = "upload: \(progress.confirmedBytes)/\(progress.totalBytes) bytes (\(percent) %)"
+            if let speed = rate.bytesPerSecond { line += ", \(String(format: "%.1f", speed / 1000)) kB/s" }
+            if let left = rate.secondsLeft(totalBytes: progress.totalBytes), progress.confirmedBytes < progress.totalBytes {
+                line += ", about \(Self.duration(left)) left"
+            }
+            return line
         case .uploaded(let bytes, let seconds):
             return "uploaded: \(bytes) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", Double(bytes) / 1000 / max(seconds, 1e-6))) kB/s)"
         case .markedForTest: return "marked for test"
@@ -84,12 +94,24 @@ enum FirmwareUpdateText {
         }
     }
 
-    static func json(_ event: FirmwareUDPUpdate.Event) -> String {
+    /// `42 s`, `3 min 5 s`, `1 h 2 min`: rounded up, as a technician reads a wait.
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(min(seconds.rounded(.up), 359_999))
+        if whole < 60 { return "\(whole) s" }
+        if whole < 3600 { return "\(whole / 60) min \(whole % 60) s" }
+        return "\(whole / 3600) h \(whole % 3600 / 60) min"
+    }
+
+    static func json(_ event: FirmwareUDPUpdate.Event, rate: UploadRate = UploadRate()) -> String {
         let object: [String: Any]
         switch event {
         case .verified(let version, let hash): object = ["phase": "verified", "version": version, "hash": FirmwareVerdictText.hexString(hash)]
         case .parameters(let parameters): object = ["phase": "parameters", "bufSize": parameters.bufferSize, "bufCount": parameters.bufferCount]
-        case .progress(let progress): object = ["phase": "upload", "bytes": progress.confirmedBytes, "total": progress.totalBytes]
+        case .progress(let progress):
+            var fields: [String: Any] = ["phase": "upload", "bytes": progress.confirmedBytes, "total": progress.totalBytes]
+            fields["bytesPerSecond"] = rate.bytesPerSecond.map { ($0 * 10).rounded() / 10 }
+            fields["secondsLeft"] = rate.secondsLeft(totalBytes: progress.totalBytes).map { ($0 * 10).rounded() / 10 }
+            object = fields
         case .uploaded(let bytes, let seconds): object = ["phase": "uploaded", "bytes": bytes, "seconds": seconds]
         case .markedForTest: object = ["phase": "test"]
         case .resetSent: object = ["phase": "reset"]
