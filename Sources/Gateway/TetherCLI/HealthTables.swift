@@ -9,12 +9,14 @@ enum HealthTables {
     typealias F = RecordFormatting
 
     static func devices(_ devices: [GatewayRecord]) -> String {
-        var table = TextTable("ADDRESS", "NAME", "CONNECTED", "SERVICES", "RACP", "SAMPLES", "LAST SAMPLE", "CURSORS")
+        // CLOCK SET: when tetherd wrote the device's clock on this link ([health] write_device_time), "-" when not.
+        var table = TextTable("ADDRESS", "NAME", "CONNECTED", "SERVICES", "RACP", "SAMPLES", "LAST SAMPLE", "CLOCK SET", "CURSORS")
         for device in devices {
             table.add([
                 device.string("address") ?? F.absent, device.string("name") ?? F.absent, F.flag(device.bool("connected")),
                 strings(device["services"]) ?? F.absent, strings(device["record_access"]) ?? F.absent,
-                F.number(device.integer("samples_stored")), F.time(device.integer("last_sample_at")), cursors(device["cursors"]),
+                F.number(device.integer("samples_stored")), F.time(device.integer("last_sample_at")),
+                F.time(device.integer("clock_written_at")), cursors(device["cursors"]),
             ])
         }
         return table.text
