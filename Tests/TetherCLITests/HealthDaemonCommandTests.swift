@@ -51,6 +51,8 @@ struct HealthDaemonCommandTests {
             let devices = try #require(try await system.json(["health", "devices"]) as? [[String: Any]])
             let device = try #require(devices.first { $0["address"] as? String == Self.cuff })
             #expect(device["services"] as? [String] == ["blood-pressure"])
+            // tether-sim's Device Information PnP ID (HealthGattLayout): Bluetooth SIG 0xFFFF, product 2, v1.0.0.
+            #expect(device["pnp_id"] as? String == "bluetooth-sig:0xffff/0x0002 v1.0.0")
             #expect(device["connected"] as? Bool == true)
             let devicesTable = try await system.tether(["health", "devices"])
             #expect(devicesTable.lines.count == 2 && devicesTable.lines[1].contains("blood-pressure"), "\(devicesTable.standardOutput)")

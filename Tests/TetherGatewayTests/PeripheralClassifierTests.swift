@@ -86,4 +86,21 @@ struct PeripheralClassifierTests {
         #expect(information == DeviceInformation(
             manufacturerName: "ACME Medical", modelNumber: "BP-7", systemId: "0011223344556677"))
     }
+
+    /// PnP ID (DIS v1.1 §3.9): vendor ID source, vendor ID, product ID, product version, each 16-bit little-endian.
+    /// 0x0059 is Nordic Semiconductor's Bluetooth SIG company identifier (Assigned Numbers §7).
+    @Test func aPnPIDIsReadFieldByField() throws {
+        var information = DeviceInformation()
+        DeviceInformationSession.apply([0x01, 0x59, 0x00, 0x34, 0x12, 0x23, 0x01], to: .pnpId, in: &information)
+        let pnp = try #require(information.pnpId)
+        #expect(pnp == PnPID(vendorIdSource: .bluetoothSIG, vendorId: 0x0059, productId: 0x1234, productVersion: 0x0123))
+        #expect(pnp.description == "bluetooth-sig:0x0059/0x1234 v1.2.3")
+        // Ignored, keeping what was read: a reserved vendor ID source (0, 3), a wrong length.
+        DeviceInformationSession.apply([0x00, 0x59, 0x00, 0x34, 0x12, 0x23, 0x01], to: .pnpId, in: &information)
+        DeviceInformationSession.apply([0x03, 0x59, 0x00, 0x34, 0x12, 0x23, 0x01], to: .pnpId, in: &information)
+        DeviceInformationSession.apply([0x02, 0x6B, 0x1D, 0x01, 0x00, 0x00], to: .pnpId, in: &information)
+        #expect(information.pnpId == pnp)
+        DeviceInformationSession.apply([0x02, 0x6B, 0x1D, 0x01, 0x00, 0x10, 0x02], to: .pnpId, in: &information)
+        #expect(information.pnpId?.description == "usb-if:0x1d6b/0x0001 v2.1.0")
+    }
 }

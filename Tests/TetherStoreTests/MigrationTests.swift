@@ -35,7 +35,7 @@ struct MigrationTests {
     }
 
     /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes"]
+    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {

@@ -37,14 +37,27 @@ struct PeripheralRegistryTests {
         try registry.recordDeviceInformation(
             DeviceInformation(manufacturerName: "ACME", modelNumber: "BP-7", systemId: "0011223344556677"),
             identityAddress: address, at: now, using: &random)
+        let pnp = PnPID(vendorIdSource: .usbImplementersForum, vendorId: 0x1D6B, productId: 1, productVersion: 0x0210)
         try registry.recordDeviceInformation(
-            DeviceInformation(firmwareRevision: "2.1.0"), identityAddress: address, at: now, using: &random)
+            DeviceInformation(firmwareRevision: "2.1.0", pnpId: pnp), identityAddress: address, at: now, using: &random)
         try registry.recordClassification(kinds: [.tetherLink], services: services, identityAddress: address, at: now, using: &random)
         peripheral = try #require(try registry.peripheral(identityAddress: address))
         #expect(peripheral.kinds == [.tetherLink])
         #expect(peripheral.unsupportedServices == nil)
         #expect(peripheral.deviceInformation == DeviceInformation(
-            manufacturerName: "ACME", modelNumber: "BP-7", firmwareRevision: "2.1.0", systemId: "0011223344556677"))
+            manufacturerName: "ACME", modelNumber: "BP-7", firmwareRevision: "2.1.0", systemId: "0011223344556677", pnpId: pnp))
+        // A PnP ID is whole or absent, whatever code writes the row.
+        #expect(throws: StoreError.self) {
+            try database.write { db in try db.execute(sql: "UPDATE peripheral SET pnpProductId = NULL") }
+        }
+        #expect(throws: StoreError.self) {
+            try database.write { db in
+                try db.execute(sql: """
+                    INSERT INTO peripheral (uid, identityAddress, firstSeenAt, lastSeenAt, pnpVendorIdSource)
+                    VALUES ('0190a000-0000-7000-8000-0000000000ff', 'C0:00:00:00:00:09', 0, 0, 1)
+                    """)
+            }
+        }
     }
 
     @Test("a Tether device's serial links its device record to the peripheral at its address, and moves with it")

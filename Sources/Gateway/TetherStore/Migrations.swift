@@ -17,6 +17,7 @@ enum Migrations {
         migrator.registerMigration("v6-health-tables", migrate: v6HealthTables)
         migrator.registerMigration("v7-peripheral-adopted", migrate: v7PeripheralAdopted)
         migrator.registerMigration("v8-glucose-specimen-codes", migrate: v8GlucoseSpecimenCodes)
+        migrator.registerMigration("v9-peripheral-pnp-id", migrate: v9PeripheralPnPID)
         return migrator
     }
 
@@ -424,6 +425,22 @@ enum Migrations {
             ALTER TABLE peripheral ADD COLUMN adoptedAt INTEGER;
             UPDATE peripheral SET adoptedAt = firstSeenAt
             WHERE linkDeviceId IN (SELECT id FROM device WHERE pairingState = 'paired');
+            """)
+    }
+
+    /// The Device Information Service's PnP ID (0x2A50, DIS v1.1 §3.9): all four fields or none.
+    private static func v9PeripheralPnPID(_ db: Database) throws {
+        try db.execute(sql: """
+            ALTER TABLE peripheral ADD COLUMN pnpVendorIdSource INTEGER CHECK (pnpVendorIdSource IN (1, 2));
+            ALTER TABLE peripheral ADD COLUMN pnpVendorId INTEGER CHECK (pnpVendorId BETWEEN 0 AND 65535);
+            ALTER TABLE peripheral ADD COLUMN pnpProductId INTEGER CHECK (pnpProductId BETWEEN 0 AND 65535);
+            ALTER TABLE peripheral ADD COLUMN pnpProductVersion INTEGER CHECK (pnpProductVersion BETWEEN 0 AND 65535);
+            CREATE TRIGGER peripheralPnPIDWholeOnUpdate BEFORE UPDATE OF pnpVendorIdSource, pnpVendorId, pnpProductId, pnpProductVersion ON peripheral
+            WHEN (NEW.pnpVendorIdSource IS NULL) + (NEW.pnpVendorId IS NULL) + (NEW.pnpProductId IS NULL) + (NEW.pnpProductVersion IS NULL) NOT IN (0, 4)
+            BEGIN SELECT RAISE(ABORT, 'peripheral: a PnP ID has all four fields or none'); END;
+            CREATE TRIGGER peripheralPnPIDWholeOnInsert BEFORE INSERT ON peripheral
+            WHEN (NEW.pnpVendorIdSource IS NULL) + (NEW.pnpVendorId IS NULL) + (NEW.pnpProductId IS NULL) + (NEW.pnpProductVersion IS NULL) NOT IN (0, 4)
+            BEGIN SELECT RAISE(ABORT, 'peripheral: a PnP ID has all four fields or none'); END;
             """)
     }
 }

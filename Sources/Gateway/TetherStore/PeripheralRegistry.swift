@@ -99,6 +99,7 @@ public struct PeripheralRegistry: Sendable {
             merged.firmwareRevision = information.firmwareRevision ?? merged.firmwareRevision
             merged.softwareRevision = information.softwareRevision ?? merged.softwareRevision
             merged.systemId = information.systemId ?? merged.systemId
+            merged.pnpId = information.pnpId ?? merged.pnpId
             peripheral.deviceInformation = merged
             peripheral.lastSeenAt = max(peripheral.lastSeenAt, now.nanoseconds)
             try peripheral.update(db)

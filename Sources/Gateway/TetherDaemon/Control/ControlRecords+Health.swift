@@ -17,6 +17,7 @@ extension ControlRecords {
             "peripheral_uid": peripheral.map { .string($0.uid) },
             "name": live?.name.map { .string($0) },
             "model": peripheral?.deviceInformation.modelNumber.map { .string($0) },
+            "pnp_id": peripheral?.deviceInformation.pnpId.map { .string($0.description) },
             "adopted": .bool(peripheral?.adoptedAt != nil),
             "connected": .bool(live?.connected ?? false),
             "services": live?.services.map { .array(elementSignature: "s", $0.map { .string($0) }) },

@@ -14,7 +14,7 @@ final class DeviceInformationSession: PeripheralSession {
     private let failed: @Sendable (String) async -> Void
 
     /// Device Information Service characteristics (Bluetooth SIG Assigned Numbers §3.8): UTF-8 strings, except the
-    /// System ID (0x2A23), 8 bytes.
+    /// System ID (0x2A23), 8 bytes, and the PnP ID (0x2A50), 7.
     enum Field: UInt16, CaseIterable {
         case systemId = 0x2A23
         case modelNumber = 0x2A24
@@ -23,6 +23,7 @@ final class DeviceInformationSession: PeripheralSession {
         case hardwareRevision = 0x2A27
         case softwareRevision = 0x2A28
         case manufacturerName = 0x2A29
+        case pnpId = 0x2A50
     }
 
     init(
@@ -63,6 +64,10 @@ final class DeviceInformationSession: PeripheralSession {
             information.systemId = value.map { String(format: "%02x", $0) }.joined()
             return
         }
+        if field == .pnpId {
+            information.pnpId = PnPID(characteristicValue: value) ?? information.pnpId
+            return
+        }
         var bytes = value[...]
         while bytes.last == 0 { bytes = bytes.dropLast() }
         guard !bytes.isEmpty, let text = String(validating: bytes, as: UTF8.self) else { return }
@@ -73,7 +78,7 @@ final class DeviceInformationSession: PeripheralSession {
         case .hardwareRevision: information.hardwareRevision = text
         case .firmwareRevision: information.firmwareRevision = text
         case .softwareRevision: information.softwareRevision = text
-        case .systemId: break
+        case .systemId, .pnpId: break
         }
     }
 

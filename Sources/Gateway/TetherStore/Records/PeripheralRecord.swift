@@ -54,7 +54,8 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
         deviceInformation = DeviceInformation(
             manufacturerName: row["manufacturerName"], modelNumber: row["modelNumber"], serialNumber: row["serialNumber"],
             hardwareRevision: row["hardwareRevision"], firmwareRevision: row["firmwareRevision"],
-            softwareRevision: row["softwareRevision"], systemId: row["systemId"])
+            softwareRevision: row["softwareRevision"], systemId: row["systemId"],
+            pnpId: PnPID(source: row["pnpVendorIdSource"], vendor: row["pnpVendorId"], product: row["pnpProductId"], version: row["pnpProductVersion"]))
         firstSeenAt = row["firstSeenAt"]
         lastSeenAt = row["lastSeenAt"]
         adoptedAt = row["adoptedAt"]
@@ -74,6 +75,10 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
         container["firmwareRevision"] = deviceInformation.firmwareRevision
         container["softwareRevision"] = deviceInformation.softwareRevision
         container["systemId"] = deviceInformation.systemId
+        container["pnpVendorIdSource"] = deviceInformation.pnpId.map { Int($0.vendorIdSource.rawValue) }
+        container["pnpVendorId"] = deviceInformation.pnpId.map { Int($0.vendorId) }
+        container["pnpProductId"] = deviceInformation.pnpId.map { Int($0.productId) }
+        container["pnpProductVersion"] = deviceInformation.pnpId.map { Int($0.productVersion) }
         container["firstSeenAt"] = firstSeenAt
         container["lastSeenAt"] = lastSeenAt
         container["adoptedAt"] = adoptedAt
@@ -122,12 +127,15 @@ public struct DeviceInformation: Codable, Hashable, Sendable {
     public var softwareRevision: String?
     /// System ID (0x2A23): 8 bytes as 16 lowercase hex digits.
     public var systemId: String?
+    /// PnP ID (0x2A50): who made the device and which product and version it is, by registered numbers.
+    public var pnpId: PnPID?
 
     public init(
         manufacturerName: String? = nil, modelNumber: String? = nil, serialNumber: String? = nil,
         hardwareRevision: String? = nil, firmwareRevision: String? = nil, softwareRevision: String? = nil,
-        systemId: String? = nil
+        systemId: String? = nil, pnpId: PnPID? = nil
     ) {
+        self.pnpId = pnpId
         self.manufacturerName = manufacturerName
         self.modelNumber = modelNumber
         self.serialNumber = serialNumber
@@ -135,5 +143,54 @@ public struct DeviceInformation: Codable, Hashable, Sendable {
         self.firmwareRevision = firmwareRevision
         self.softwareRevision = softwareRevision
         self.systemId = systemId
+    }
+}
+
+/// The Device Information Service's PnP ID (0x2A50; DIS v1.1 §3.9): a vendor ID from the Bluetooth SIG's or the
+/// USB-IF's register, the vendor's product ID and its version. Unlike the free-text model number, these name a
+/// product the same way on every device that carries it.
+public struct PnPID: Codable, Hashable, Sendable {
+    public enum VendorIdSource: UInt8, Codable, Hashable, Sendable {
+        /// The vendor ID is a Bluetooth SIG company identifier (Assigned Numbers §7).
+        case bluetoothSIG = 1
+        /// The vendor ID is a USB Implementer's Forum vendor ID.
+        case usbImplementersForum = 2
+    }
+
+    public var vendorIdSource: VendorIdSource
+    public var vendorId: UInt16
+    public var productId: UInt16
+    /// Major, minor and sub-minor as JJ.M.N, one byte and two nibbles (0x0123 is 1.2.3).
+    public var productVersion: UInt16
+
+    public init(vendorIdSource: VendorIdSource, vendorId: UInt16, productId: UInt16, productVersion: UInt16) {
+        self.vendorIdSource = vendorIdSource
+        self.vendorId = vendorId
+        self.productId = productId
+        self.productVersion = productVersion
+    }
+
+    /// From its four stored columns; nil unless all are present and in range.
+    init?(source: Int?, vendor: Int?, product: Int?, version: Int?) {
+        guard let source, let vendor, let product, let version,
+            let kind = UInt8(exactly: source).flatMap(VendorIdSource.init(rawValue:)),
+            let vendor = UInt16(exactly: vendor), let product = UInt16(exactly: product), let version = UInt16(exactly: version)
+        else { return nil }
+        self.init(vendorIdSource: kind, vendorId: vendor, productId: product, productVersion: version)
+    }
+
+    /// The characteristic's 7 bytes, little-endian (DIS v1.1 §3.9); nil for another length or a vendor ID source
+    /// that is neither register (0 and 3-255 are reserved).
+    public init?(characteristicValue value: [UInt8]) {
+        guard value.count == 7, let kind = VendorIdSource(rawValue: value[0]) else { return nil }
+        func uint16(_ at: Int) -> UInt16 { UInt16(value[at]) | UInt16(value[at + 1]) << 8 }
+        self.init(vendorIdSource: kind, vendorId: uint16(1), productId: uint16(3), productVersion: uint16(5))
+    }
+
+    /// `bluetooth-sig:0x0059/0x0001 v1.2.3`, for people.
+    public var description: String {
+        let source = vendorIdSource == .bluetoothSIG ? "bluetooth-sig" : "usb-if"
+        let hex = { (value: UInt16) in "0x" + String(repeating: "0", count: 4 - String(value, radix: 16).count) + String(value, radix: 16) }
+        return "\(source):\(hex(vendorId))/\(hex(productId)) v\(productVersion >> 8).\(productVersion >> 4 & 0xF).\(productVersion & 0xF)"
     }
 }

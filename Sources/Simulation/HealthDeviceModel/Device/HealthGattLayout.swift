@@ -113,6 +113,8 @@ public enum HealthGattLayout {
             C(HealthUUID.modelNumber, [.read], fixed: Array(kind.rawValue.utf8)),
             C(HealthUUID.serialNumber, [.read], fixed: Array(serial.utf8)),
             C(HealthUUID.firmwareRevision, [.read], fixed: Array("1.0.0".utf8)),
+            // DIS v1.1 §3.9: Bluetooth SIG company ID 0xFFFF (reserved for tests, Assigned Numbers §7), product 2, v1.0.0.
+            C(HealthUUID.pnpId, [.read], fixed: [0x01, 0xFF, 0xFF, 0x02, 0x00, 0x00, 0x01]),
         ]))
         return services
     }

@@ -40,6 +40,7 @@ public enum HealthUUID {
     public static let modelNumber: UInt16 = 0x2A24
     public static let serialNumber: UInt16 = 0x2A25
     public static let firmwareRevision: UInt16 = 0x2A26
+    public static let pnpId: UInt16 = 0x2A50
 
     /// The 128-bit form BlueZ exports: `0000XXXX-0000-1000-8000-00805f9b34fb` (Core Vol 3 Part B §2.5.1).
     public static func full(_ short: UInt16) -> String {
