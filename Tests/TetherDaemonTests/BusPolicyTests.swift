@@ -122,4 +122,69 @@ import Glibc
         daemon.signal(SIGTERM)
         #expect(try await daemon.waitForExit() == 0, "\(daemon.logText)")
     }
+
+    /// The HealthReading signal carries a person's live readings: the policy denies it to every receiver but root
+    /// and the `tether` group. The sender here is this test as root owning io.tether.Gateway, which is what the
+    /// policy names; the receiver outside is `gdbus monitor` as user nobody, an ordinary match-rule subscriber.
+    @Test func aHealthReadingReachesRootButNoOtherUser() async throws {
+        try #require(getuid() == 0, "the policy test switches users and must run as root")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        chmod(directory.path, 0o755)
+        let socketPath = directory.file("system_bus_socket")
+        let configuration = try directory.write("bus.conf", Self.busConfiguration(socket: socketPath))
+        let bus = try ChildProcess(
+            "/usr/bin/dbus-daemon", ["--config-file=\(configuration)", "--nofork", "--nopidfile"],
+            output: .file(directory.file("dbus-daemon.log")))
+        defer { bus.kill() }
+        try await waitUntil("the bus socket", seconds: 60, every: .milliseconds(100)) {
+            FileManager.default.fileExists(atPath: socketPath)
+        }
+        let address = "unix:path=\(socketPath)"
+
+        let gateway = try await DBusConnection.connect(to: .address(address))
+        let receiver = try await DBusConnection.connect(to: .address(address))
+        defer {
+            Task { await gateway.close() }
+            Task { await receiver.close() }
+        }
+        #expect(try await gateway.requestName("io.tether.Gateway") == .primaryOwner)
+        let rootSees = try await receiver.signals(matching: DBusMatchRule(sender: "io.tether.Gateway", interface: "io.tether.Gateway1"))
+
+        // stdbuf: gdbus prints through stdio, which a file would otherwise buffer until it exits.
+        let monitorLog = directory.file("monitor.log")
+        let monitor = try ChildProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/stdbuf", "-oL", "/usr/bin/gdbus", "monitor",
+             "--address", address, "--dest", "io.tether.Gateway"],
+            output: .file(monitorLog))
+        defer { monitor.kill() }
+        func emit(_ member: String, _ arguments: [DBusValue] = []) throws {
+            try gateway.emitSignal(path: "/io/tether/Gateway", interface: "io.tether.Gateway1", member: member, arguments: arguments)
+        }
+        func monitored() -> String { (try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "" }
+        // Once nobody's subscription is in place it sees an ordinary signal (the default policy allows signals).
+        try await waitUntil("gdbus monitor as nobody to see a signal; it printed: \(monitored())", seconds: 60, every: .milliseconds(200)) {
+            try emit("DevicesChanged")
+            return monitored().contains("DevicesChanged")
+        }
+        try emit("HealthReading", [.variantDictionary(["address": .string("C0:54:45:00:10:01"), "value": .string("120")])])
+        try emit("Barrier")
+        // Signals from one sender arrive in order: once the later one is there, the reading would have been too.
+        try await waitUntil("the barrier signal at gdbus monitor", seconds: 60, every: .milliseconds(100)) {
+            monitored().contains("Barrier")
+        }
+        #expect(!monitored().contains("HealthReading"), "nobody received a health reading:\n\(monitored())")
+
+        // Root did receive it: the deny is the policy's, not a signal that never left.
+        let members = try await within(.seconds(60), "root to receive the reading") {
+            var seen: [String] = []
+            for await signal in rootSees {
+                seen.append(signal.member)
+                if signal.member == "Barrier" { break }
+            }
+            return seen
+        }
+        #expect(members.contains("HealthReading"), "\(members)")
+    }
 }
