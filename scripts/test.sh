@@ -24,6 +24,8 @@ export TETHER_REQUIRE_BLEAK=1
 export TETHER_REQUIRE_SMP_CROSSCHECK=1
 # imgtool (pinned, in a venv: scripts/setup/imgtool-venv.sh) is the MCUbootImage tests' oracle; it must run here.
 export TETHER_REQUIRE_IMGTOOL=1
+# smpclient/smpmgr (pinned: scripts/setup/smpclient-venv.sh) keep the SMP simulators honest over UDP and BLE.
+export TETHER_REQUIRE_SMPCLIENT=1
 if $ci; then export TETHER_REQUIRE_REAL_BLUEZ="${TETHER_REQUIRE_REAL_BLUEZ:-1}"; fi
 
 echo "== swift build --build-tests"

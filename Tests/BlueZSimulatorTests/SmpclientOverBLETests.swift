@@ -19,19 +19,10 @@ import TetherTestSupport
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let fixtures = root.appendingPathComponent("Tests/MCUbootImageTests/Fixtures")
-    static let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    static let required = ProcessInfo.processInfo.environment["TETHER_REQUIRE_SMPCLIENT"] == "1"
-    static let enabled = required || (python != nil && ProcessInfo.processInfo.environment["TETHER_SKIP_SMPCLIENT"] == nil)
+    static let python = PinnedPythonTools.python
+    static let enabled = PinnedPythonTools.smpclientEnabled
 
-    struct Slot: Decodable, Equatable {
-        var slot: Int
-        var version: String
-        var hash: String?
-        var active: Bool
-        var confirmed: Bool
-        var pending: Bool
-        var permanent: Bool
-    }
+    typealias Slot = SmpclientSlot
 
     struct Transcript: Decodable {
         var imageHash: String
@@ -43,12 +34,7 @@ import TetherTestSupport
         var uploaded: [Slot]
     }
 
-    static func venvTool(_ script: String) async throws -> String {
-        let path = root.appendingPathComponent("scripts/setup/\(script)").path
-        let result = try await ChildProcess.run("/bin/bash", [path], timeout: .seconds(600))
-        try #require(result.status == 0, "\(script) failed: \(result.standardError)")
-        return try #require(result.lines.last)
-    }
+    static func venvTool(_ script: String) async throws -> String { try await PinnedPythonTools.tool(script) }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 

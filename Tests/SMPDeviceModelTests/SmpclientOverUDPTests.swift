@@ -12,19 +12,10 @@ import TetherTestSupport
 /// Needs python3 with venv and, on the first run, PyPI. Skipped without python3 or with TETHER_SKIP_SMPCLIENT=1,
 /// unless TETHER_REQUIRE_SMPCLIENT=1: then a missing python3 or venv fails it.
 @Suite struct SmpclientOverUDPTests {
-    static let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    static let required = ProcessInfo.processInfo.environment["TETHER_REQUIRE_SMPCLIENT"] == "1"
-    static let enabled = required || (python != nil && ProcessInfo.processInfo.environment["TETHER_SKIP_SMPCLIENT"] == nil)
+    static let python = PinnedPythonTools.python
+    static let enabled = PinnedPythonTools.smpclientEnabled
 
-    struct Slot: Decodable, Equatable {
-        var slot: Int
-        var version: String
-        var hash: String?
-        var active: Bool
-        var confirmed: Bool
-        var pending: Bool
-        var permanent: Bool
-    }
+    typealias Slot = SmpclientSlot
 
     struct Transcript: Decodable {
         struct Command: Decodable {
@@ -42,12 +33,7 @@ import TetherTestSupport
         var confirmed: [Slot]
     }
 
-    static func venvTool(_ script: String) async throws -> String {
-        let path = Fixtures.repositoryRoot.appendingPathComponent("scripts/setup/\(script)").path
-        let result = try await ChildProcess.run("/bin/bash", [path], timeout: .seconds(600))
-        try #require(result.status == 0, "\(script) failed: \(result.standardError)")
-        return try #require(result.lines.last)
-    }
+    static func venvTool(_ script: String) async throws -> String { try await PinnedPythonTools.tool(script) }
 
     @Test(.enabled(if: enabled), .timeLimit(.minutes(15)))
     func smpclientUploadsTestsResetsAndConfirms() async throws {
