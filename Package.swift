@@ -328,7 +328,8 @@ let tests: [Target] = [
         name: "TetherServerTests",
         dependencies: [
             "TetherServer", "SyncContract", "TetherSyncTesting", "TetherTestSupport", "LinkProtocol", "TetherSettings", "TetherPrimitives",
-            grdb, httpClient, nioCore, nioSSL,
+            // TetherStore only for HealthVocabularyTests: the server accepts the words the gateway stores.
+            "TetherStore", grdb, httpClient, nioCore, nioSSL,
         ]
     ),
     .testTarget(

@@ -7,10 +7,11 @@ import TetherSyncTesting
 /// The schema each backend creates is what existing databases were created with: a shipped migration is never
 /// edited, only appended to. These fingerprints pin the text; a change to them is a change to the schema and
 /// needs a new migration, not a new fingerprint. (The expected values were taken from the v1 text before the
-/// stores were split into schema, reads and writes.)
+/// stores were split into schema, reads and writes; the v2 values when the health tables were appended, v1's left
+/// as they were.)
 @Suite("the schema text each backend creates")
 struct SchemaFingerprintTests {
-    @Test("SQLite: sqlite_master after migrating holds the v1 text, byte for byte")
+    @Test("SQLite: sqlite_master after migrating holds the v1 and v2 text, byte for byte")
     func sqlite() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -25,20 +26,31 @@ struct SchemaFingerprintTests {
                     WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%' ORDER BY name
                     """)
         }
-        var dump = ""
+        // v2 (health upload) made the objects named health_*; v1 made the others. Each is pinned on its own, so that
+        // appending v2 left v1's pin as it was.
+        var v1 = ""
+        var v2 = ""
         for row in rows {
             let fields: [String?] = [row["type"], row["name"], row["tbl_name"], row["sql"]]
-            dump += fields.map { $0 ?? "" }.joined(separator: "\t") + "\n"
+            let line = fields.map { $0 ?? "" }.joined(separator: "\t") + "\n"
+            if (row["name"] as String?)?.hasPrefix("health_") == true { v2 += line } else { v1 += line }
         }
-        #expect(dump.utf8.count == 3652)
-        #expect(Self.fnv1a(dump) == "933c3c75b870da00")
+        #expect(v1.utf8.count == 3652)
+        #expect(Self.fnv1a(v1) == "933c3c75b870da00")
+        #expect(v2.utf8.count == 4179)
+        #expect(Self.fnv1a(v2) == "684471cb7cf458d9")
     }
 
-    @Test("PostgreSQL: the migrations run the v1 statements, byte for byte")
-    func postgres() {
-        let text = PostgresServerStore.migrationStatements.joined(separator: "\n")
-        #expect(text.utf8.count == 3039)
-        #expect(Self.fnv1a(text) == "e3e210dc69324863")
+    @Test("PostgreSQL: the migrations run the v1 and v2 statements, byte for byte")
+    func postgres() throws {
+        let statements = PostgresServerStore.migrationStatements
+        let v2Start = try #require(statements.firstIndex(of: "-- v2"))
+        let v1 = statements[..<v2Start].joined(separator: "\n")
+        #expect(v1.utf8.count == 3039)
+        #expect(Self.fnv1a(v1) == "e3e210dc69324863")
+        let v2 = statements[v2Start...].joined(separator: "\n")
+        #expect(v2.utf8.count == 3840)
+        #expect(Self.fnv1a(v2) == "a5c335d647580040")
     }
 
     /// FNV-1a, 64 bits: enough to notice an edit, and needs no crypto library in the test target.

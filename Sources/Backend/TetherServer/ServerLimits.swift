@@ -7,6 +7,10 @@ public struct ServerLimits: Hashable, Sendable {
     public var maximumCommandsPerPush = SyncAPI.Defaults.maximumCommandsPerPush
     public var defaultPageLimit = SyncAPI.Defaults.pageLimit
     public var maximumPageLimit = SyncAPI.Defaults.maximumPageLimit
+    /// Most samples in one `POST /v1/health/samples` (400 `batch-too-long` above it, with `max_commands`).
+    public var maximumHealthSamplesPerRequest = HealthUpload.maximumSamplesPerRequest
+    /// Most tombstones in one `POST /v1/health/deletions`.
+    public var maximumHealthDeletionsPerRequest = HealthUpload.maximumDeletionsPerRequest
 
     public init() {}
 }

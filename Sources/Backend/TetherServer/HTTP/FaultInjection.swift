@@ -64,6 +64,8 @@ public enum FaultScope: Hashable, Sendable {
     case push
     case changes
     case settings
+    /// Both health upload endpoints.
+    case health
 
     func matches(path: String) -> Bool {
         switch self {
@@ -71,6 +73,7 @@ public enum FaultScope: Hashable, Sendable {
         case .push: path == SyncAPI.pushPath
         case .changes: path == SyncAPI.changesPath
         case .settings: path.hasPrefix("/v1/devices/")
+        case .health: path == HealthUpload.samplesPath || path == HealthUpload.deletionsPath
         }
     }
 }

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import SyncContract
+import TetherPrimitives
 
 /// The API's routes (docs/specs/sync-api.yaml) and the middleware in front of them, outermost first: problems,
 /// faults (when injected), authentication.
@@ -17,6 +18,9 @@ enum SyncRoutes {
         router.get(RouterPath(SyncAPI.changesPath)) { request, context in try await changes.handle(request, context: context) }
         router.get("/v1/devices/:serial/settings") { request, context in try await settings.get(request, context: context) }
         router.put("/v1/devices/:serial/settings") { request, context in try await settings.put(request, context: context) }
+        let health = HealthUploadRoute(store: store, limits: limits, clock: WallClock.now)
+        router.post(RouterPath(HealthUpload.samplesPath)) { request, context in try await health.samples(request, context: context) }
+        router.post(RouterPath(HealthUpload.deletionsPath)) { request, context in try await health.deletions(request, context: context) }
         return router
     }
 
@@ -24,6 +28,7 @@ enum SyncRoutes {
     static func allowedMethods(forPath path: String) -> [HTTPRequest.Method]? {
         if path == SyncAPI.pushPath { return [.post] }
         if path == SyncAPI.changesPath { return [.get] }
+        if path == HealthUpload.samplesPath || path == HealthUpload.deletionsPath { return [.post] }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         if parts.count == 5, parts[0].isEmpty, parts[1] == "v1", parts[2] == "devices", !parts[3].isEmpty, parts[4] == "settings" {
             return [.get, .put]

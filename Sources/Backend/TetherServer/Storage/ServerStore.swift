@@ -38,6 +38,19 @@ public protocol ServerStore: Sendable {
     func deleteDevice(tenant: String, serial: String) async throws -> Int64?
 
     func statistics(tenant: String) async throws -> TenantStatistics
+
+    /// Stores health samples in one transaction (`HealthUploadPlanner`'s rules); one result per sample, in order.
+    /// `storedAt` is the server's instant, nanoseconds since the Unix epoch.
+    func uploadHealthSamples(_ samples: [HealthSampleUpload], by principal: GatewayPrincipal, storedAt: Int64) async throws -> [HealthUploadResult]
+
+    /// Stores health tombstones in one transaction, marking the samples they name; one result per tombstone, in order.
+    func uploadHealthDeletions(_ deletions: [HealthDeletionUpload], by principal: GatewayPrincipal, storedAt: Int64) async throws -> [HealthUploadResult]
+
+    /// The tenant's health samples, deleted ones included, by `effective_at` then uid.
+    func healthSamples(tenant: String) async throws -> [HealthSampleRow]
+
+    /// The tenant's tombstones, by `requested_at` then uid.
+    func healthDeletions(tenant: String) async throws -> [HealthDeletionRow]
 }
 
 /// Feed entries as stored: the sequence, the gateway that caused them, and the change.
@@ -60,12 +73,16 @@ public struct FeedSlice: Sendable {
 /// the server's condition, not the commands' fault: they must wait, not die.
 public struct StorageFull: Error, CustomStringConvertible {
     public var description: String
+
+    public init(description: String) { self.description = description }
 }
 
 /// The store's database is not serving (PostgreSQL shut down, restarting after a crash, the connection lost): answered
 /// as 503 `unavailable` with Retry-After, like `StorageFull` and for the same reason (PostgresFailure).
 public struct StorageUnavailable: Error, CustomStringConvertible {
     public var description: String
+
+    public init(description: String) { self.description = description }
 }
 
 /// A stored row the server cannot read back: a bug or a hand-edited database, reported as a 500.

@@ -101,7 +101,83 @@ extension PostgresServerStore {
                 """,
                 "CREATE INDEX change_feed_tenant ON change_feed (tenant, seq)",
             ]
-        )
+        ),
+        // Health upload (issue 15): the same tables as SQLite's v2. Exact values only: integers and numeral text.
+        (
+            "v2",
+            [
+                """
+                CREATE TABLE health_sample (
+                    tenant text NOT NULL,
+                    uid text NOT NULL CHECK (length(uid) = 36 AND uid = lower(uid)),
+                    dedup_key text NOT NULL CHECK (length(dedup_key) BETWEEN 1 AND 512),
+                    device_uid text NOT NULL CHECK (length(device_uid) BETWEEN 1 AND 128),
+                    device_address text,
+                    device_manufacturer text,
+                    device_model text,
+                    device_serial text,
+                    characteristic text NOT NULL CHECK (length(characteristic) = 36 AND characteristic = lower(characteristic)),
+                    metric_code bigint NOT NULL CHECK (metric_code BETWEEN 1 AND 4294967295),
+                    occurrence integer NOT NULL CHECK (occurrence BETWEEN 0 AND 255),
+                    value_status text NOT NULL
+                        CHECK (value_status IN ('number', 'nan', 'nres', 'positive-infinity', 'negative-infinity', 'reserved')),
+                    reported_mantissa bigint,
+                    reported_exponent integer CHECK (reported_exponent BETWEEN -128 AND 127),
+                    reported_unit text NOT NULL CHECK (length(reported_unit) BETWEEN 1 AND 64),
+                    canonical_value text CHECK (canonical_value IS NULL OR (canonical_value ~ '^-?[0-9]+(\\.[0-9]+)?$' AND length(canonical_value) <= 80)),
+                    canonical_unit text NOT NULL CHECK (length(canonical_unit) BETWEEN 1 AND 64),
+                    effective_at bigint NOT NULL,
+                    device_time text CHECK (device_time IS NULL OR length(device_time) BETWEEN 1 AND 64),
+                    time_basis text NOT NULL
+                        CHECK (time_basis IN ('clock-set-by-gateway', 'local-time-with-offset', 'coincident-clock-reading',
+                                              'cgm-session-start', 'device-time-unverified', 'receipt')),
+                    skew_ms bigint,
+                    user_index integer CHECK (user_index BETWEEN 0 AND 255),
+                    record_sequence bigint CHECK (record_sequence >= 0),
+                    epoch bigint NOT NULL CHECK (epoch >= 0),
+                    lane text NOT NULL CHECK (lane IN ('hot', 'cold', 'change')),
+                    received_at bigint NOT NULL,
+                    raw_bytes bytea CHECK (raw_bytes IS NULL OR length(raw_bytes) BETWEEN 1 AND 1024),
+                    parser_version integer CHECK (parser_version >= 1),
+                    replaces text CHECK (replaces IS NULL OR length(replaces) = 36),
+                    deleted_at bigint,
+                    gateway text NOT NULL,
+                    stored_at bigint NOT NULL,
+                    PRIMARY KEY (tenant, uid),
+                    UNIQUE (tenant, dedup_key),
+                    CHECK ((value_status = 'number') = (reported_mantissa IS NOT NULL)),
+                    CHECK ((reported_mantissa IS NULL) = (reported_exponent IS NULL)),
+                    CHECK ((value_status = 'number') = (canonical_value IS NOT NULL)),
+                    CHECK (time_basis = 'receipt' OR device_time IS NOT NULL),
+                    CHECK (lane = 'change' OR raw_bytes IS NOT NULL),
+                    CHECK (raw_bytes IS NULL OR parser_version IS NOT NULL)
+                )
+                """,
+                "CREATE INDEX health_sample_time ON health_sample (tenant, effective_at, uid)",
+                """
+                CREATE TABLE health_deletion (
+                    tenant text NOT NULL,
+                    uid text NOT NULL CHECK (length(uid) = 36 AND uid = lower(uid)),
+                    sample_uid text NOT NULL CHECK (length(sample_uid) = 36 AND sample_uid = lower(sample_uid)),
+                    reason text NOT NULL CHECK (reason IN ('technician', 'backend', 'vanished-from-device', 'correction')),
+                    requested_by text NOT NULL CHECK (requested_by IN ('technician', 'backend', 'gateway')),
+                    replacement_sample_uid text CHECK (replacement_sample_uid IS NULL OR length(replacement_sample_uid) = 36),
+                    note text CHECK (note IS NULL OR length(note) BETWEEN 1 AND 1000),
+                    requested_at bigint NOT NULL,
+                    gateway text NOT NULL,
+                    stored_at bigint NOT NULL,
+                    PRIMARY KEY (tenant, uid),
+                    UNIQUE (tenant, sample_uid),
+                    CHECK ((reason = 'correction') = (replacement_sample_uid IS NOT NULL)),
+                    CHECK (replacement_sample_uid IS DISTINCT FROM sample_uid),
+                    CHECK (reason <> 'technician' OR requested_by = 'technician'),
+                    CHECK (reason <> 'backend' OR requested_by = 'backend'),
+                    CHECK (reason <> 'vanished-from-device' OR requested_by = 'gateway'),
+                    CHECK (reason <> 'correction' OR requested_by IN ('technician', 'backend'))
+                )
+                """,
+            ]
+        ),
     ]
 
     public func migrate() async throws {

@@ -51,7 +51,7 @@ extension PostgresServerStore {
 
     /// `INSERT INTO table (tenant, columns) SELECT tenant, r.columns FROM jsonb_to_recordset(rows) AS r(column type, …)`
     /// followed by `conflict`.
-    private static func insert<Row>(
+    static func insert<Row>(
         _ table: StoredTable<Row>, _ rows: some Collection<Row>, tenant: String, conflict: String, _ connection: PostgresConnection, _ logger: Logger
     ) async throws {
         guard !rows.isEmpty else { return }

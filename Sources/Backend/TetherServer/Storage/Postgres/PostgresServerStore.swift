@@ -40,7 +40,7 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    private static func lock(tenant: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    static func lock(tenant: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(tenant), 0))", logger: logger)
     }
 

@@ -99,6 +99,87 @@ extension SQLiteServerStore {
                 CREATE INDEX change_feed_tenant ON change_feed (tenant, seq);
                 """)
         }
+        // Health upload (issue 15). The uid is the idempotency key, the dedup key names the reading: both unique
+        // per tenant. Values are exact: the reported mantissa and exponent as integers, the canonical value as a
+        // decimal numeral in text, never REAL. A tombstone may come before its sample, so it names the sample by
+        // uid and has no foreign key.
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE health_sample (
+                    tenant TEXT NOT NULL,
+                    uid TEXT NOT NULL CHECK (length(uid) = 36 AND uid = lower(uid)),
+                    dedup_key TEXT NOT NULL CHECK (length(dedup_key) BETWEEN 1 AND 512),
+                    device_uid TEXT NOT NULL CHECK (length(device_uid) BETWEEN 1 AND 128),
+                    device_address TEXT,
+                    device_manufacturer TEXT,
+                    device_model TEXT,
+                    device_serial TEXT,
+                    characteristic TEXT NOT NULL CHECK (length(characteristic) = 36 AND characteristic = lower(characteristic)),
+                    metric_code INTEGER NOT NULL CHECK (metric_code BETWEEN 1 AND 4294967295),
+                    occurrence INTEGER NOT NULL CHECK (occurrence BETWEEN 0 AND 255),
+                    value_status TEXT NOT NULL
+                        CHECK (value_status IN ('number', 'nan', 'nres', 'positive-infinity', 'negative-infinity', 'reserved')),
+                    reported_mantissa INTEGER,
+                    reported_exponent INTEGER CHECK (reported_exponent BETWEEN -128 AND 127),
+                    reported_unit TEXT NOT NULL CHECK (length(reported_unit) BETWEEN 1 AND 64),
+                    canonical_value TEXT CHECK (canonical_value IS NULL OR (
+                        length(canonical_value) BETWEEN 1 AND 80
+                        AND (canonical_value GLOB '[0-9]*' OR canonical_value GLOB '-[0-9]*')
+                        AND canonical_value GLOB '*[0-9]'
+                        AND NOT canonical_value GLOB '?*[^0-9.]*'
+                        AND NOT canonical_value GLOB '*.*.*')),
+                    canonical_unit TEXT NOT NULL CHECK (length(canonical_unit) BETWEEN 1 AND 64),
+                    effective_at INTEGER NOT NULL,
+                    device_time TEXT CHECK (device_time IS NULL OR length(device_time) BETWEEN 1 AND 64),
+                    time_basis TEXT NOT NULL
+                        CHECK (time_basis IN ('clock-set-by-gateway', 'local-time-with-offset', 'coincident-clock-reading',
+                                              'cgm-session-start', 'device-time-unverified', 'receipt')),
+                    skew_ms INTEGER,
+                    user_index INTEGER CHECK (user_index BETWEEN 0 AND 255),
+                    record_sequence INTEGER CHECK (record_sequence >= 0),
+                    epoch INTEGER NOT NULL CHECK (epoch >= 0),
+                    lane TEXT NOT NULL CHECK (lane IN ('hot', 'cold', 'change')),
+                    received_at INTEGER NOT NULL,
+                    raw_bytes BLOB CHECK (raw_bytes IS NULL OR length(raw_bytes) BETWEEN 1 AND 1024),
+                    parser_version INTEGER CHECK (parser_version >= 1),
+                    replaces TEXT CHECK (replaces IS NULL OR length(replaces) = 36),
+                    deleted_at INTEGER,
+                    gateway TEXT NOT NULL,
+                    stored_at INTEGER NOT NULL,
+                    PRIMARY KEY (tenant, uid),
+                    UNIQUE (tenant, dedup_key),
+                    CHECK ((value_status = 'number') = (reported_mantissa IS NOT NULL)),
+                    CHECK ((reported_mantissa IS NULL) = (reported_exponent IS NULL)),
+                    CHECK ((value_status = 'number') = (canonical_value IS NOT NULL)),
+                    CHECK (time_basis = 'receipt' OR device_time IS NOT NULL),
+                    CHECK (lane = 'change' OR raw_bytes IS NOT NULL),
+                    CHECK (raw_bytes IS NULL OR parser_version IS NOT NULL)
+                ) STRICT, WITHOUT ROWID;
+                -- `tether-server health samples`: a tenant's samples in time order.
+                CREATE INDEX health_sample_time ON health_sample (tenant, effective_at, uid);
+
+                CREATE TABLE health_deletion (
+                    tenant TEXT NOT NULL,
+                    uid TEXT NOT NULL CHECK (length(uid) = 36 AND uid = lower(uid)),
+                    sample_uid TEXT NOT NULL CHECK (length(sample_uid) = 36 AND sample_uid = lower(sample_uid)),
+                    reason TEXT NOT NULL CHECK (reason IN ('technician', 'backend', 'vanished-from-device', 'correction')),
+                    requested_by TEXT NOT NULL CHECK (requested_by IN ('technician', 'backend', 'gateway')),
+                    replacement_sample_uid TEXT CHECK (replacement_sample_uid IS NULL OR length(replacement_sample_uid) = 36),
+                    note TEXT CHECK (note IS NULL OR length(note) BETWEEN 1 AND 1000),
+                    requested_at INTEGER NOT NULL,
+                    gateway TEXT NOT NULL,
+                    stored_at INTEGER NOT NULL,
+                    PRIMARY KEY (tenant, uid),
+                    UNIQUE (tenant, sample_uid),
+                    CHECK ((reason = 'correction') = (replacement_sample_uid IS NOT NULL)),
+                    CHECK (replacement_sample_uid IS NOT sample_uid),
+                    CHECK (reason <> 'technician' OR requested_by = 'technician'),
+                    CHECK (reason <> 'backend' OR requested_by = 'backend'),
+                    CHECK (reason <> 'vanished-from-device' OR requested_by = 'gateway'),
+                    CHECK (reason <> 'correction' OR requested_by IN ('technician', 'backend'))
+                ) STRICT, WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

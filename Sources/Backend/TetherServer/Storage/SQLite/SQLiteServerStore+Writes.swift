@@ -26,7 +26,7 @@ extension SQLiteServerStore {
         try execute(table.sqliteInsert + " " + table.upsertClause, table, rows, tenant: tenant, db)
     }
 
-    private static func insert<Row>(_ table: StoredTable<Row>, _ rows: some Collection<Row>, tenant: String?, _ db: Database) throws {
+    static func insert<Row>(_ table: StoredTable<Row>, _ rows: some Collection<Row>, tenant: String?, _ db: Database) throws {
         try execute(table.sqliteInsert, table, rows, tenant: tenant, db)
     }
 

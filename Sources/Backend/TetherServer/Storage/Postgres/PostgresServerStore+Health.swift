@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SyncContract
+
+// Health upload: the tenant's lock, then load the rows a request could touch, plan (HealthUploadPlanner), write, in
+// one transaction. The lock is the push's: a tenant's uploads see each other in order, and the UNIQUE constraints
+// never fire (their violation would be a 500 for the whole batch).
+extension PostgresServerStore {
+    public func uploadHealthSamples(_ samples: [HealthSampleUpload], by principal: GatewayPrincipal, storedAt: Int64) async throws -> [HealthUploadResult] {
+        let logger = logger
+        return try await transaction { connection in
+            try await Self.lock(tenant: principal.tenant, connection, logger)
+            let state = try await Self.loadHealth(HealthUploadKeys(samples: samples), tenant: principal.tenant, connection, logger)
+            var planner = HealthUploadPlanner(state: state, gateway: principal.gateway, storedAt: storedAt)
+            let results = samples.map { planner.apply($0) }
+            try await Self.writeHealth(planner.writes, tenant: principal.tenant, connection, logger)
+            return results
+        }
+    }
+
+    public func uploadHealthDeletions(_ deletions: [HealthDeletionUpload], by principal: GatewayPrincipal, storedAt: Int64) async throws -> [HealthUploadResult] {
+        let logger = logger
+        return try await transaction { connection in
+            try await Self.lock(tenant: principal.tenant, connection, logger)
+            let state = try await Self.loadHealth(HealthUploadKeys(deletions: deletions), tenant: principal.tenant, connection, logger)
+            var planner = HealthUploadPlanner(state: state, gateway: principal.gateway, storedAt: storedAt)
+            let results = deletions.map { planner.apply($0) }
+            try await Self.writeHealth(planner.writes, tenant: principal.tenant, connection, logger)
+            return results
+        }
+    }
+
+    public func healthSamples(tenant: String) async throws -> [HealthSampleRow] {
+        let logger = logger
+        return try await connection { connection in
+            let table = HealthTables.sample
+            let query: PostgresQuery =
+                "SELECT \(unescaped: table.postgresSelectList()) FROM health_sample WHERE tenant = \(tenant) ORDER BY effective_at, uid"
+            return try await Self.fetch(table, query, connection, logger)
+        }
+    }
+
+    public func healthDeletions(tenant: String) async throws -> [HealthDeletionRow] {
+        let logger = logger
+        return try await connection { connection in
+            let table = HealthTables.deletion
+            let query: PostgresQuery =
+                "SELECT \(unescaped: table.postgresSelectList()) FROM health_deletion WHERE tenant = \(tenant) ORDER BY requested_at, uid"
+            return try await Self.fetch(table, query, connection, logger)
+        }
+    }
+
+    static func loadHealth(_ keys: HealthUploadKeys, tenant: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> HealthUploadState {
+        var state = HealthUploadState()
+        if !keys.sampleUIDs.isEmpty || !keys.dedupKeys.isEmpty {
+            let query: PostgresQuery = """
+                SELECT \(unescaped: HealthTables.sample.postgresSelectList()) FROM health_sample
+                WHERE tenant = \(tenant) AND (uid = ANY(\(keys.sampleUIDs)) OR dedup_key = ANY(\(keys.dedupKeys)))
+                """
+            for row in try await fetch(HealthTables.sample, query, connection, logger) { state.add(row) }
+        }
+        if !keys.deletionUIDs.isEmpty || !keys.deletedSampleUIDs.isEmpty {
+            let query: PostgresQuery = """
+                SELECT \(unescaped: HealthTables.deletion.postgresSelectList()) FROM health_deletion
+                WHERE tenant = \(tenant) AND (uid = ANY(\(keys.deletionUIDs)) OR sample_uid = ANY(\(keys.deletedSampleUIDs)))
+                """
+            for row in try await fetch(HealthTables.deletion, query, connection, logger) { state.add(row) }
+        }
+        return state
+    }
+
+    static func writeHealth(_ writes: HealthUploadWrites, tenant: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await insert(HealthTables.sample, writes.samples, tenant: tenant, conflict: "", connection, logger)
+        try await insert(HealthTables.deletion, writes.deletions, tenant: tenant, conflict: "", connection, logger)
+        if !writes.deletedSamples.isEmpty {
+            let marks = writes.deletedSamples
+            try await connection.query(
+                """
+                UPDATE health_sample s SET deleted_at = k.deleted_at
+                FROM unnest(\(marks.map(\.uid)), \(marks.map(\.deletedAt))) AS k(uid, deleted_at)
+                WHERE s.tenant = \(tenant) AND s.uid = k.uid AND s.deleted_at IS NULL
+                """, logger: logger)
+        }
+    }
+}
