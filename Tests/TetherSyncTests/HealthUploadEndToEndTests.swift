@@ -171,6 +171,21 @@ struct HealthUploadEndToEndTests {
         }
     }
 
+    @Test("a server that takes fewer samples per request than the gateway sends gets smaller batches in the same run")
+    func serverLimitShrinksBatches() async throws {
+        try await withSync(configureServer: { $0.limits.maximumHealthSamplesPerRequest = 40 }) { setup in
+            let health = try HealthGateway(database: setup.gateway.database)
+            let uids = try health.ingest(1...250)
+            let report = try await setup.withUploader(batchSize: 100) { uploader in
+                let report = await uploader.run()
+                #expect(uploader.batchSize == 40)
+                return report
+            }
+            #expect(report.failure == nil && report.samples.applied == 250 && report.samples.failed == 100)
+            #expect(Set(try await setup.serverSamples().map(\.sample.uid)) == Set(uids))
+        }
+    }
+
     @Test("after a failed request the uploader backs off as a whole, at least the server's Retry-After")
     func backsOffAfterFailure() async throws {
         try await withSync { setup in

@@ -22,6 +22,17 @@ struct HealthUploadRulesTests {
         }
     }
 
+    @Test("a batch refused for its size goes on smaller: to the server's maximum, or half; anything else is not about size")
+    func smallerBatches() {
+        let tooLong = SyncFailure(.rejected, "batch-too-long", status: 400, problem: Problem(.batchTooLong, maxCommands: 40))
+        #expect(HealthUploadRules.smallerBatch(after: tooLong, sent: 500) == 40)
+        #expect(HealthUploadRules.smallerBatch(after: tooLong, sent: 60) == 30, "never more than half of what was sent")
+        #expect(HealthUploadRules.smallerBatch(after: SyncFailure(.rejected, "413", status: 413), sent: 500) == 250)
+        #expect(HealthUploadRules.smallerBatch(after: SyncFailure(.rejected, "413", status: 413), sent: 1) == nil, "one item is not a batch problem")
+        #expect(HealthUploadRules.smallerBatch(after: SyncFailure(.server, "500", status: 500), sent: 500) == nil)
+        #expect(HealthUploadRules.smallerBatch(after: SyncFailure(.rejected, "404", status: 404), sent: 500) == nil)
+    }
+
     @Test("the pacing waits at least Retry-After (up to the cap) after a failure and resets after a success")
     func pacing() {
         var pacing = HealthUploadPacing(backoff: Backoff(base: .seconds(1), cap: .seconds(300)))

@@ -24,6 +24,17 @@ enum HealthUploadRules {
         return .success(verdicts)
     }
 
+    /// The batch size to go on with after a request of `sent` items failed, or `nil` when the failure is not about
+    /// size. The server refuses a batch over its limit with 400 `batch-too-long` carrying `max_commands`, and a body
+    /// over its byte limit with 413 (docs/specs/sync-api.yaml, "Errors"): the same run goes on with smaller batches,
+    /// as the outbox push does. A single item refused for size is not about batching: it fails like any request.
+    static func smallerBatch(after failure: SyncFailure, sent: Int) -> Int? {
+        guard failure.kind == .rejected, sent > 1 else { return nil }
+        let sizeRefusal = failure.status == 413 || failure.problem?.problemType == .batchTooLong
+        guard sizeRefusal else { return nil }
+        return max(1, min(failure.problem?.maxCommands ?? sent / 2, sent / 2))
+    }
+
     /// `applied` and `duplicate` both mean the server has it (a duplicate was stored by an earlier attempt whose
     /// answer was lost, or is the same reading under another uid); `rejected` is final, with its reason.
     static func verdict(_ result: HealthUploadResult) -> HealthUploadVerdict {

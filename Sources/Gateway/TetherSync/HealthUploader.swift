@@ -62,8 +62,8 @@ public struct HealthUploaderFaults: Sendable {
 public struct HealthUploader: Sendable {
     public let queue: HealthUploadQueue
     let client: SyncHTTPClient
-    /// Rows per request (at most the contract's 1000).
-    public let batchSize: Int
+    /// Rows per request (at most the contract's 1000); smaller once the server refused a batch for its size.
+    public private(set) var batchSize: Int
     let now: @Sendable () -> Timestamp
     let faults: HealthUploaderFaults
     let logger: Logger
@@ -129,6 +129,12 @@ public struct HealthUploader: Sendable {
             } catch {
                 let failed = (try? queue.fail(kind, requestId: batch.requestId)) ?? 0
                 report[kind].failed += failed
+                if let smaller = HealthUploadRules.smallerBatch(after: error, sent: batch.uids.count) {
+                    // The failed rows are claimable at once: the run goes on with them in smaller batches.
+                    logger.notice("the server refused a health batch for its size: smaller batches", metadata: ["batchSize": "\(smaller)", "failure": "\(error)"])
+                    batchSize = smaller
+                    continue
+                }
                 throw error
             }
             if faults.abandonAfterAnswer?(kind, batch.requestId) == true { return false }
