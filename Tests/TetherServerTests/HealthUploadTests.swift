@@ -84,6 +84,38 @@ struct HealthUploadTests {
         }
     }
 
+    @Test("the same samples and tombstones sent by 8 concurrent requests are stored once", arguments: ServerBackend.allCases)
+    func concurrentRetries(backend: ServerBackend) async throws {
+        try await withServer(backend) { server in
+            let api = try await server.api()
+            let samples = (0..<100).map { HealthFixtures.sample(effectiveAt: Int64($0)) }
+            let tombstones = samples.prefix(20).map { HealthFixtures.deletion(of: $0.uid) }
+            let answers = try await withThrowingTaskGroup(of: [HealthUploadResult].self) { group in
+                for round in 0..<8 {
+                    // Half of them in the opposite order: rows are written in another order, answers come back in request order.
+                    group.addTask { round % 2 == 0 ? try await api.uploaded(samples) : Array(try await api.uploaded(Array(samples.reversed())).reversed()) }
+                    group.addTask { try await api.deleted(tombstones) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let sampleAnswers = answers.filter { $0.count == samples.count }
+            let tombstoneAnswers = answers.filter { $0.count == tombstones.count }
+            #expect(sampleAnswers.count == 8)
+            #expect(tombstoneAnswers.count == 8)
+            for index in samples.indices {
+                let statuses = sampleAnswers.map { $0[index].status }
+                #expect(statuses.filter { $0 == .applied }.count == 1, "sample \(index): \(statuses)")
+                #expect(statuses.filter { $0 == .duplicate }.count == 7)
+            }
+            for index in tombstones.indices {
+                #expect(tombstoneAnswers.map { $0[index].status }.filter { $0 == .applied }.count == 1, "tombstone \(index)")
+            }
+            let stored = try await server.store.healthSamples(tenant: "tenant-a")
+            #expect(stored.count == 100)
+            #expect(stored.filter { $0.deletedAt != nil }.count == 20, "every tombstone deletes its sample, whichever came first")
+        }
+    }
+
     @Test("a tombstone before its sample: the sample is stored already deleted", arguments: ServerBackend.allCases)
     func tombstoneBeforeSample(backend: ServerBackend) async throws {
         try await withServer(backend) { server in
