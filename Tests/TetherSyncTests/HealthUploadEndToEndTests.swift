@@ -118,9 +118,9 @@ final class AnswerCounter: Sendable {
 
 @Suite("Health upload: every sample and tombstone on the real server exactly once")
 struct HealthUploadEndToEndTests {
-    @Test("every sample reaches the server once under 500, 503, 429, dropped connections and lost answers")
-    func exactlyOnceUnderFaults() async throws {
-        try await withSync { setup in
+    @Test("every sample reaches the server once under 500, 503, 429, dropped connections and lost answers", arguments: ServerBackend.allCases)
+    func exactlyOnceUnderFaults(_ backend: ServerBackend) async throws {
+        try await withSync(backend) { setup in
             let health = try HealthGateway(database: setup.gateway.database)
             let uids = try health.ingest(1...1200)
             // Before handling (nothing stored) and after handling (stored, answer lost): both must end as one row.
@@ -205,9 +205,9 @@ struct HealthUploadEndToEndTests {
         }
     }
 
-    @Test("a gateway killed with a batch leased sends it again once its lease expired, and the server keeps it once")
-    func killedWithBatchLeased() async throws {
-        try await withSync { setup in
+    @Test("a gateway killed with a batch leased sends it again once its lease expired, and the server keeps it once", arguments: ServerBackend.allCases)
+    func killedWithBatchLeased(_ backend: ServerBackend) async throws {
+        try await withSync(backend) { setup in
             let health = try HealthGateway(database: setup.gateway.database)
             let uids = try health.ingest(1...300)
             // The second request reaches the server (stored) and the gateway dies before marking its answer.
@@ -232,9 +232,9 @@ struct HealthUploadEndToEndTests {
         }
     }
 
-    @Test("tombstones reach the server after their samples: a deletion, a deletion before upload, a correction")
-    func tombstonesReachTheServer() async throws {
-        try await withSync { setup in
+    @Test("tombstones reach the server after their samples: a deletion, a deletion before upload, a correction", arguments: ServerBackend.allCases)
+    func tombstonesReachTheServer(_ backend: ServerBackend) async throws {
+        try await withSync(backend) { setup in
             let health = try HealthGateway(database: setup.gateway.database)
             let early = try health.ingest(1...4)
             try await setup.withUploader { uploader in
