@@ -23,17 +23,24 @@ enum HealthTables {
     }
 
     static func samples(_ samples: [GatewayRecord]) -> String {
-        var table = TextTable("TIME (UTC)", "METRIC", "VALUE", "UNIT", "CANONICAL", "TIME BASIS", "DEVICE TIME", "USER", "SEQ", "LANE")
+        var table = TextTable("TIME (UTC)", "METRIC", "VALUE", "UNIT", "CANONICAL", "TIME BASIS", "DEVICE TIME", "USER", "SEQ", "LANE", "UPLOAD")
         for sample in samples {
             let canonical = sample.string("canonical_value").map { "\($0) \(sample.string("canonical_unit") ?? "")" } ?? F.absent
             table.add([
                 F.time(sample.integer("effective_at")), sample.string("metric") ?? F.number(sample.integer("metric_code")),
                 value(sample), sample.string("unit") ?? F.absent, canonical, sample.string("time_basis") ?? F.absent,
                 sample.string("device_time") ?? F.absent, F.number(sample.integer("user_index")),
-                F.number(sample.integer("sequence")), sample.string("lane") ?? F.absent,
+                F.number(sample.integer("sequence")), sample.string("lane") ?? F.absent, upload(sample),
             ])
         }
         return table.text
+    }
+
+    /// The upload state; a rejected sample shows the backend's reason, which is what a technician acts on.
+    static func upload(_ sample: GatewayRecord) -> String {
+        let state = sample.string("upload_state") ?? F.absent
+        guard state == "rejected", let reason = sample.string("rejected_reason") else { return state }
+        return "rejected: \(reason)"
     }
 
     /// `2026-11-24 08:00:01Z  C0:54:45:00:00:01  2A36  cuff_pressure  60 mm[Hg]  intermediate`.

@@ -18,6 +18,8 @@ public actor SyncEngine {
     private let now: @Sendable () -> Timestamp
     private let logger: Logger
     private var pusher: OutboxPusher
+    /// Health samples and tombstones (issue 15), after the push in every sync, with its own backoff.
+    private var healthUploader: HealthUploader
     private var random: SplitMix64
     /// The last sync failed because of the link: the next one probes first, then releases the commands the
     /// outage held back.
@@ -32,7 +34,7 @@ public actor SyncEngine {
     ///   - seed: randomness for leases, ids and jitter; tests pass a fixed one.
     public init(
         database: GatewayDatabase, configuration: SyncConfiguration, outbox: (any SyncOutbox)? = nil, now: @escaping @Sendable () -> Timestamp = WallClock.now,
-        seed: UInt64? = nil, logger: Logger = Logger(label: "tether.sync")
+        seed: UInt64? = nil, healthFaults: HealthUploaderFaults = HealthUploaderFaults(), logger: Logger = Logger(label: "tether.sync")
     ) throws(SyncFailure) {
         var system = SystemRandomNumberGenerator()
         var random = SplitMix64(seed: seed ?? system.next())
@@ -54,6 +56,11 @@ public actor SyncEngine {
         self.pusher = OutboxPusher(
             outbox: outbox, client: client, versions: applier.versions, settingsService: applier.settingsService, configuration: configuration, now: now,
             logger: logger, batchSize: max(1, configuration.batchSize), random: SplitMix64(seed: random.next()))
+        // A health lease outlives the longest request (with its connect), so only a dead upload loses one.
+        let healthLease = max(.seconds(60), (configuration.requestTimeout + configuration.connectTimeout) * 2)
+        self.healthUploader = HealthUploader(
+            queue: HealthUploadQueue(database: database, leaseDuration: healthLease), client: client, batchSize: configuration.batchSize,
+            backoff: configuration.backoff, now: now, seed: random.next(), faults: healthFaults, logger: logger)
         self.random = random
     }
 
@@ -83,6 +90,10 @@ public actor SyncEngine {
             }
             try await pusher.drain(into: &report.push)
             report.clockSkew = pusher.latestSkew ?? report.clockSkew
+            // Its failures stay in `report.health` and its own backoff: they do not fail the sync.
+            var uploader = healthUploader
+            report.health = await uploader.run()
+            healthUploader = uploader
             try await pull(into: &report)
         } catch {
             report.failure = error

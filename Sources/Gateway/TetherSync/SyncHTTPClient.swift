@@ -88,6 +88,13 @@ public final class SyncHTTPClient: Sendable {
         return Answer(body: body, status: answer.status, headers: answer.headers, skew: answer.skew)
     }
 
+    /// `POST /v1/health/samples` or `/v1/health/deletions` (issue 15) with an encoded `HealthSamplesRequest` or
+    /// `HealthDeletionsRequest`. The caller checks the results against what it sent (`HealthUploadRules`).
+    public func uploadHealth(path: String, body: [UInt8]) async throws(SyncFailure) -> Answer<HealthUploadResponse> {
+        let answer = try await send(.POST, path: path, body: body)
+        return Answer(body: try decode(answer), status: answer.status, headers: answer.headers, skew: answer.skew)
+    }
+
     // MARK: - Transport
 
     private func send(

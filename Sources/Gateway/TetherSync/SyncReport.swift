@@ -43,6 +43,8 @@ public struct SyncReport: Hashable, Sendable {
     public var trigger: SyncTrigger
     public var push = PushReport()
     public var pull = PullReport()
+    /// The health upload (issue 15); its failure is its own (`health.failure`) and does not fail the sync.
+    public var health = HealthUploadReport()
     /// `nil` when the sync completed.
     public var failure: SyncFailure?
     /// Problems the integrity gate found (the cursor did not move).

@@ -63,6 +63,8 @@ extension ControlRecords {
             "received_at": .int64(sample.receivedAt.nanoseconds),
             "raw": sample.rawBytes.map { .string(hex($0)) },
             "upload_state": .string(record.upload.state.rawValue),
+            // Why the backend refused it for good (issue 15): what a technician needs to act on a rejected sample.
+            "rejected_reason": record.upload.rejectedReason.map { .string($0) },
         ]) { $1 }
         return dictionary(fields)
     }

@@ -66,6 +66,7 @@ struct GatewayObserver: Service {
         for await finished in events {
             let report = finished.report
             metrics.syncFinished(result: report.succeeded ? "ok" : "failed", pushed: report.push.commandsSent)
+            metrics.healthUploaded(report.health)
             if let failure = report.failure {
                 logger.warning("sync failed", metadata: ["error": "\(failure)", "trigger": "\(report.trigger.rawValue)"])
             } else {

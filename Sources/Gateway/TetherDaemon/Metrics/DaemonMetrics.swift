@@ -1,6 +1,8 @@
 import CoreMetrics
 import Metrics
 import Prometheus
+import TetherStore
+import TetherSync
 
 /// tetherd's Prometheus metrics, created through swift-metrics with a factory bound to this daemon's own
 /// registry (not the process-wide bootstrap, so several daemons can live in one test process).
@@ -56,6 +58,26 @@ public final class DaemonMetrics: Sendable {
     public func syncFinished(result: String, pushed: Int) {
         CoreMetrics.Counter(label: "tether_sync_runs_total", dimensions: [("result", result)], factory: factory).increment()
         CoreMetrics.Counter(label: "tether_sync_commands_pushed_total", factory: factory).increment(by: pushed)
+    }
+
+    /// A health upload run's results (issue 15): `tether_health_upload_samples_total` and
+    /// `tether_health_upload_deletions_total` by `result` (applied, duplicate, rejected, failed: rows of failed
+    /// requests, sent again later), and `tether_health_upload_requests_total`.
+    public func healthUploaded(_ report: HealthUploadReport) {
+        for (kind, counts) in [("samples", report.samples), ("deletions", report.deletions)] {
+            for (result, count) in [("applied", counts.applied), ("duplicate", counts.duplicate), ("rejected", counts.rejected), ("failed", counts.failed)] {
+                CoreMetrics.Counter(label: "tether_health_upload_\(kind)_total", dimensions: [("result", result)], factory: factory).increment(by: count)
+            }
+        }
+        let failed = report.failure == nil ? 0 : 1
+        CoreMetrics.Counter(label: "tether_health_upload_requests_total", dimensions: [("result", "ok")], factory: factory).increment(by: report.requests - failed)
+        CoreMetrics.Counter(label: "tether_health_upload_requests_total", dimensions: [("result", "failed")], factory: factory).increment(by: failed)
+    }
+
+    /// Health rows not yet uploaded, by queue (`samples`, `deletions`) and state (pending, leased, failed, rejected):
+    /// `tether_health_upload_rows`. Rejected rows stay until a technician looks (`tether health samples`).
+    public func healthUploadBacklog(kind: String, state: String, count: Int) {
+        CoreMetrics.Gauge(label: "tether_health_upload_rows", dimensions: [("kind", kind), ("state", state)], factory: factory).record(count)
     }
 
     /// The text exposition format (version 0.0.4).

@@ -35,6 +35,12 @@ struct StoreSampler: Service {
             metrics.databaseBytes.record(summary.databaseBytes)
             metrics.eventsStored.record(summary.eventsStored)
             metrics.storageAccepting.record(summary.storageAccepting ? 1 : 0)
+            let backlog = try HealthUploadQueue(database: store.database).backlog()
+            for kind in HealthUploadKind.allCases {
+                for state in HealthUploadState.allCases where state != .uploaded {
+                    metrics.healthUploadBacklog(kind: kind.rawValue, state: state.rawValue, count: backlog[kind][state] ?? 0)
+                }
+            }
             health.setStore(ok: true, reason: summary.storageAccepting ? nil : "storage is refusing new data")
             try? notifier.status(
                 "\(summary.eventsStored) events stored; outbox \(summary.outbox.pending + summary.outbox.failed) pending, "
