@@ -2,14 +2,17 @@
 # The end-to-end demo, the README's first command. On one machine it:
 #   1. installs what it needs (scripts/setup/install-deps.sh) and builds tether, tether-sim, tether-server and tetherd,
 #   2. starts a private dbus-daemon, tether-sim (BlueZ with a mix of simulated devices: three pairing methods,
-#      firmware 1.0 / 1.4 / 2.0), tether-server on SQLite (a token minted with `tether-server token create`, file
+#      firmware 1.0 / 1.4 / 2.0, and three standard health devices: a glucose meter with stored records, a blood
+#      pressure cuff, a heart rate sensor), tether-server on SQLite (a token minted with `tether-server token create`, file
 #      mode 0600) and tetherd (its config written to a temporary directory),
 #   3. pairs every device with the `tether` CLI (passkeys and confirmations answered by flags), switches faults on
 #      (random disconnects, lost and duplicated notifications, a device reboot every 15 s) and lets the devices'
 #      users take hits, showing live progress from `tether status --json`,
 #   4. after --duration seconds or Ctrl-C: stops the devices, switches the faults off, lets the devices deliver and
 #      sync drain, and verifies: events created by the devices = events stored by the gateway = events on the
-#      server, 0 duplicates, 0 lost. The exit status is 0 only if that held.
+#      server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
+#      uid and its reading), and every record in the glucose meter's memory was read. The exit status is 0 only if
+#      all of that held.
 # Every process it starts runs in its own process group and is stopped on exit, Ctrl-C or SIGTERM; a final check
 # confirms none is left.
 #
@@ -67,11 +70,11 @@ echo
 echo "== starting the system in $work"
 start_bus
 echo "dbus-daemon      $bus"
-start_sim "$device_count"
-echo "tether-sim       $device_count devices"
+start_sim "$device_count" health
+echo "tether-sim       $device_count devices, and ${#health_addresses[@]} health devices"
 start_server
 echo "tether-server    http://$server (SQLite $work/server.sqlite, token file mode 0600)"
-write_tetherd_config "$device_count"
+write_tetherd_config $((device_count + ${#health_addresses[@]}))
 start_tetherd
 wait_for "tetherd's control API" 30 tetherd_ready
 echo "tetherd          control API up on the private bus"
@@ -82,6 +85,9 @@ echo "== tether scan (3 s)"
 echo
 echo "== pairing every device with tether pair (passkeys and confirmations answered by flags)"
 pair_devices
+echo
+echo "== pairing the health devices"
+pair_health_devices
 
 echo
 echo "== running for $duration s with faults on: random disconnects, 2% lost / 1% duplicated notifications, a reboot every 15 s"
@@ -128,7 +134,9 @@ while ((SECONDS - drain_start < 180)); do
     read -r stored pending in_flight failed < <(status_field events_stored outbox_pending outbox_in_flight outbox_failed)
     read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
     read -r released held < <("$python" "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
-    if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored)); then
+    read -r health_total health_waiting < <("$python" "$helper" health-count "$work/gateway.sqlite")
+    if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored && health_total > 0 &&
+        health_waiting == 0)); then
         drained=true
         break
     fi
@@ -156,9 +164,19 @@ printf '  %-48s %8s\n' "events created by the devices (tether-sim)" "$created" \
     "device reboots injected" "$reboots" \
     "link drops seen (reboots and random disconnects)" "$drops"
 ((refused > 0)) && echo "  (the firmware refused $refused hits because its memory was full; they were never created)"
+health_ok=true
+health_figures=$("$python" "$helper" health-verify "$work/gateway.sqlite" "$work/server.sqlite" "$glucose_records") || health_ok=false
+health_field() { "$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print(*(f[k] for k in sys.argv[2:]))' "$health_figures" "$@"; }
+printf '  %-48s %8s\n' "health samples stored by the gateway" "$(health_field stored_by_gateway)" \
+    "health samples uploaded (gateway's record)" "$(health_field uploaded)" \
+    "health samples on the server" "$(health_field on_server)" \
+    "health samples missing on the server" "$(health_field missing_on_server)" \
+    "health samples on the server not from the gateway" "$(health_field not_from_gateway)" \
+    "health readings on the server twice" "$(health_field duplicate_readings_on_server)" \
+    "glucose records read / in the meter's memory" "$(health_field glucose_records_read) / $glucose_records"
 if $drained && ((created > 0 && released == created && held == 0 && stored == created && distinct == created &&
-    duplicates == 0 && lost == 0 && dead == 0)); then
-    echo "demo: PASSED: every event the devices created reached the server exactly once"
+    duplicates == 0 && lost == 0 && dead == 0)) && $health_ok; then
+    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once"
     exit 0
 fi
 $drained || echo "demo: sync did not drain within 180 s; tetherd's log: $work/tetherd.log" >&2

@@ -6,6 +6,11 @@
                                               totals (hits the firmware recorded per device) go to STATE_FILE
   devices.py device-stats ADDRESS ADDRESSES   events the devices released (ACKed) and still hold, summed
   devices.py server-count DB                  consumption events on tether-server (SQLite): rows and distinct ids
+  devices.py health-count GATEWAY_DB          health samples on the gateway: all, and those not yet uploaded
+  devices.py health-verify GATEWAY_DB SERVER_DB GLUCOSE_RECORDS
+                                              every health sample the gateway stored is on the server once, and the
+                                              glucose meter's stored records were all read; prints the figures as
+                                              JSON and exits 1 if anything is off
   devices.py field JSON_FILE KEY...           print fields of a JSON object (missing: 0)
 
 Only the standard library and python3-dbus (Debian) are used.
@@ -111,6 +116,56 @@ def server_count(database):
     print(rows, distinct)
 
 
+GLUCOSE_MEASUREMENT = "00002a18-0000-1000-8000-00805f9b34fb"
+
+
+def read_only(database):
+    return sqlite3.connect("file:%s?mode=ro" % database, uri=True, timeout=10)
+
+
+def health_count(database):
+    try:
+        connection = read_only(database)
+        total, waiting = connection.execute(
+            "SELECT count(*), count(*) FILTER (WHERE uploadState <> 'uploaded') FROM healthSample").fetchone()
+    except sqlite3.Error:  # not created yet
+        total, waiting = 0, 0
+    print(total, waiting)
+
+
+def health_verify(gateway_database, server_database, glucose_records):
+    gateway = read_only(gateway_database)
+    server = read_only(server_database)
+    stored = dict(gateway.execute("SELECT uid, dedupKey FROM healthSample").fetchall())
+    states = dict(gateway.execute("SELECT uploadState, count(*) FROM healthSample GROUP BY uploadState").fetchall())
+    # Every gateway sample by its uid; the reading (dedup key) must also be there once.
+    on_server = server.execute("SELECT uid, dedup_key FROM health_sample WHERE tenant = 'demo'").fetchall()
+    server_uids = {}
+    for uid, key in on_server:
+        server_uids.setdefault(uid, []).append(key)
+    server_keys = [key for _, key in on_server]
+    glucose_sequences = {row[0] for row in gateway.execute(
+        "SELECT recordSequence FROM healthSample WHERE characteristic = ? AND lane IN ('cold', 'hot')",
+        (GLUCOSE_MEASUREMENT,))}
+    figures = {
+        "stored_by_gateway": len(stored),
+        "uploaded": states.get("uploaded", 0),
+        "rejected": states.get("rejected", 0),
+        "on_server": len(on_server),
+        "missing_on_server": sum(1 for uid in stored if uid not in server_uids),
+        "not_from_gateway": sum(1 for uid in server_uids if uid not in stored),
+        "key_mismatch": sum(1 for uid, key in stored.items() if uid in server_uids and server_uids[uid] != [key]),
+        "duplicate_readings_on_server": len(server_keys) - len(set(server_keys)),
+        "glucose_records_read": len(glucose_sequences),
+        "glucose_records_on_device": glucose_records,
+    }
+    print(json.dumps(figures))
+    good = (figures["stored_by_gateway"] > 0 and figures["uploaded"] == len(stored) and figures["missing_on_server"] == 0
+            and figures["not_from_gateway"] == 0 and figures["key_mismatch"] == 0
+            and figures["duplicate_readings_on_server"] == 0 and len(glucose_sequences) == glucose_records)
+    return 0 if good else 1
+
+
 def field(path, keys):
     try:
         with open(path) as handle:
@@ -129,6 +184,10 @@ def main(arguments):
         device_stats(arguments[1], arguments[2].split(","))
     elif len(arguments) == 2 and arguments[0] == "server-count":
         server_count(arguments[1])
+    elif len(arguments) == 2 and arguments[0] == "health-count":
+        health_count(arguments[1])
+    elif len(arguments) == 4 and arguments[0] == "health-verify":
+        return health_verify(arguments[1], arguments[2], int(arguments[3]))
     elif len(arguments) >= 3 and arguments[0] == "field":
         field(arguments[1], arguments[2:])
     else:

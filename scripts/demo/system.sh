@@ -109,22 +109,37 @@ EOF
 }
 
 # 2. tether-sim with $1 devices: pairing justWorks / passkey / confirmation, firmware 1.4 / 2.0 / 1.0. Sets
-# $addresses (device n is C0:54:45:00:00:n, its passkey 123456 + n).
+# $addresses (device n is C0:54:45:00:00:n, its passkey 123456 + n). With $2 = health, three standard health devices
+# too (Bluetooth SIG profiles, HealthDeviceModel): a glucose meter with $glucose_records stored records (read over
+# RACP), a blood pressure cuff with 3, a heart rate sensor notifying every 0.5 s; sets $health_addresses.
+glucose_records=12
 start_sim() {
-    local count=$1 n
-    "$python" - "$count" >"$work/sim.json" <<'EOF'
+    local count=$1 health=${2:-} n
+    "$python" - "$count" "$health" "$glucose_records" >"$work/sim.json" <<'EOF'
 import json, sys
-count = int(sys.argv[1])
+count, health, glucose_records = int(sys.argv[1]), sys.argv[2] == "health", int(sys.argv[3])
 modes, firmwares = ["justWorks", "passkey", "confirmation"], ["1.4", "2.0", "1.0"]
 devices = [{"address": "C0:54:45:00:00:%02X" % n, "name": "Tether-%04d" % n, "serial": "TS%08d" % n,
             "rssi": -45 - 4 * n, "pairing": modes[(n - 1) % 3], "passkey": 123456 + n,
             "firmware": firmwares[(n - 1) % 3]} for n in range(1, count + 1)]
+if health:
+    devices += [
+        {"address": "C0:48:45:00:00:01", "name": "Sim-Glucose", "serial": "HS00000001",
+         "health": {"kind": "glucose", "storedRecords": glucose_records, "contextEvery": 4, "seed": 21}},
+        {"address": "C0:48:45:00:00:02", "name": "Sim-Cuff", "serial": "HS00000002",
+         "health": {"kind": "blood-pressure", "storedRecords": 3, "seed": 22}},
+        {"address": "C0:48:45:00:00:03", "name": "Sim-HeartRate", "serial": "HS00000003",
+         "health": {"kind": "heart-rate", "measurementIntervalSeconds": 0.5, "seed": 23}},
+    ]
 print(json.dumps({"seed": 11, "devices": devices}, indent=1))
 EOF
     start tether-sim "$work/sim.log" "$bin/tether-sim" --bus "$bus" --config "$work/sim.json"
     wait_for "tether-sim" 20 grep -q '^DBUS_SYSTEM_BUS_ADDRESS=' "$work/sim.log"
     addresses=()
     for ((n = 1; n <= count; n++)); do addresses+=("$(printf 'C0:54:45:00:00:%02X' "$n")"); done
+    health_addresses=()
+    [ "$health" = health ] && health_addresses=(C0:48:45:00:00:01 C0:48:45:00:00:02 C0:48:45:00:00:03)
+    return 0
 }
 
 # 3. tether-server on SQLite with a freshly minted gateway token (tether-server writes the file with mode 0600).
@@ -187,6 +202,14 @@ pair_devices() {
     local n
     for ((n = 1; n <= ${#addresses[@]}; n++)); do
         "$bin/tether" pair "${addresses[n - 1]}" --passkey $((123456 + n)) --yes --timeout 60
+    done
+}
+
+# Pairs the health devices (Just Works; their measurements need an encrypted link).
+pair_health_devices() {
+    local address
+    for address in "${health_addresses[@]}"; do
+        "$bin/tether" pair "$address" --yes --timeout 60
     done
 }
 
