@@ -72,6 +72,26 @@ struct HealthUploadTests {
         }
     }
 
+    /// The gateway read Device Information between an upload whose answer was lost and its retry: the retry names
+    /// the device more fully, and it is still the same sample. Another device uid is another sample's content.
+    @Test("a retry that only adds what the device said about itself is a duplicate; another device uid is not", arguments: ServerBackend.allCases)
+    func retryWithDeviceInformation(backend: ServerBackend) async throws {
+        try await withServer(backend) { server in
+            let api = try await server.api()
+            var original = HealthFixtures.sample()
+            original.device = HealthDeviceReference(uid: original.device.uid)
+            #expect(try await api.uploaded([original]).map(\.status) == [.applied])
+            var described = original
+            described.device = HealthDeviceReference(
+                uid: original.device.uid, address: "C0:48:45:00:00:02", manufacturer: "ACME", model: "BP-7", serial: "S1")
+            #expect(try await api.uploaded([described]).map(\.status) == [.duplicate])
+            var otherDevice = original
+            otherDevice.device = HealthDeviceReference(uid: "0190a000-0000-7000-8000-0000000000ee")
+            #expect(try await api.uploaded([otherDevice]).map(\.status) == [.rejected])
+            #expect(try await server.store.healthSamples(tenant: "tenant-a").map(\.sample) == [original])
+        }
+    }
+
     @Test("a uid twice in one request: applied once, then duplicate", arguments: ServerBackend.allCases)
     func twiceInOneRequest(backend: ServerBackend) async throws {
         try await withServer(backend) { server in

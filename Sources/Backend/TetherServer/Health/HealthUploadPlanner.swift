@@ -7,8 +7,10 @@ import SyncContract
 ///
 /// The rules (docs/specs/sync-api.yaml, "Health"), every one within the principal's tenant:
 /// 1. An item that breaks a rule of `HealthUploadValidation` is `rejected` with the reason.
-/// 2. A sample uid already stored: `duplicate` when the content is identical, else `rejected` (a uid is an
-///    idempotency key, never reused for another reading).
+/// 2. A sample uid already stored: `duplicate` when the reading is identical, else `rejected` (a uid is an
+///    idempotency key, never reused for another reading). What the device said about itself (manufacturer, model,
+///    serial, address) is not the reading: a gateway may learn it from Device Information between an upload whose
+///    answer was lost and its retry, and that retry is the same sample. The stored copy keeps what came first.
 /// 3. A sample whose `dedup_key` is stored under another uid: `duplicate`, nothing written (the same reading, read
 ///    again by a gateway that lost its database).
 /// 4. A new sample is stored; deleted at once when a tombstone for its uid came first (uploads need no order).
@@ -34,7 +36,7 @@ struct HealthUploadPlanner {
         if let problem = HealthUploadValidation.problem(in: sent) { return HealthUploadResult(uid: sent.uid, status: .rejected, reason: problem) }
         let sample = sent.normalized
         if let stored = state.samples[sample.uid] {
-            guard stored.sample == sample else {
+            guard Self.sameReading(stored.sample, sample) else {
                 return HealthUploadResult(uid: sent.uid, status: .rejected, reason: "uid reused for different content: uid \(sample.uid) is stored with other values")
             }
             return HealthUploadResult(uid: sent.uid, status: .duplicate)
@@ -47,6 +49,14 @@ struct HealthUploadPlanner {
         state.dedupKeys[sample.dedupKey] = sample.uid
         writes.samples.append(row)
         return HealthUploadResult(uid: sent.uid, status: .applied)
+    }
+
+    /// Rule 2's comparison: every field but the device's self-description (its uid, the device's identity, counts).
+    static func sameReading(_ a: HealthSampleUpload, _ b: HealthSampleUpload) -> Bool {
+        var a = a, b = b
+        a.device = HealthDeviceReference(uid: a.device.uid)
+        b.device = HealthDeviceReference(uid: b.device.uid)
+        return a == b
     }
 
     mutating func apply(_ sent: HealthDeletionUpload) -> HealthUploadResult {
