@@ -26,6 +26,8 @@ export TETHER_REQUIRE_SMP_CROSSCHECK=1
 export TETHER_REQUIRE_IMGTOOL=1
 # smpclient/smpmgr (pinned: scripts/setup/smpclient-venv.sh) keep the SMP simulators honest over UDP and BLE.
 export TETHER_REQUIRE_SMPCLIENT=1
+# fhir.resources (pinned: scripts/setup/fhir-venv.sh) validates the FHIR export (Tests/TetherServerTests).
+export TETHER_REQUIRE_FHIR=1
 if $ci; then export TETHER_REQUIRE_REAL_BLUEZ="${TETHER_REQUIRE_REAL_BLUEZ:-1}"; fi
 
 echo "== swift build --build-tests"
