@@ -91,6 +91,19 @@ struct SimulatedHealthDeviceTests {
         }
     }
 
+    /// A meter configured as bonded (bluetoothd loaded the bond from storage, the meter kept its keys) reconnects
+    /// encrypted without pairing, as after a gateway's reboot: the power-cut rig's boots depend on it.
+    @Test func aBondFromBeforeThePowerOnReconnectsWithoutPairing() async throws {
+        var configuration = Self.configuration()
+        configuration.devices[0].bonded = true
+        try await SimulatorHarness.with(configuration) { harness in
+            try await harness.discover(Self.meter)
+            try await harness.connect(Self.meter)
+            #expect(try await harness.property(Self.meter, "org.bluez.Device1", "Connected") == .bool(true))
+            for path in [Self.measurement, Self.racp] { _ = try await harness.bluez(path, Self.characteristic, "StartNotify") }
+        }
+    }
+
     @Test func procedureAlreadyInProgressIsAnATTError() async throws {
         try await SimulatorHarness.with(Self.configuration()) { harness in
             try await pairAndSubscribe(harness)

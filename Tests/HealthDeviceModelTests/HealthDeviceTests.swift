@@ -41,6 +41,24 @@ import TetherPrimitives
         #expect(sent.last?.value == [0x06, 0x00, 0x01, 0x01])
     }
 
+    /// With `historyStartsAt` the memory is the same at every power-on (the power-cut rig restarts the simulator):
+    /// a later power-on with more records holds the earlier one's records unchanged, and nothing after power-on.
+    @Test func aFixedHistoryIsTheSameAtEveryPowerOn() {
+        var settings = HealthDeviceSettings(kind: .glucose)
+        settings.measurementIntervalSeconds = 1
+        settings.historyStartsAt = Self.start.nanoseconds / 1_000_000_000 - 3600
+        settings.storedRecords = 5
+        let first = HealthDevice(settings: settings, now: Self.start)
+        settings.storedRecords = 8
+        let later = HealthDevice(settings: settings, now: Self.start.advanced(by: .seconds(90)))
+        #expect(first.store.records.count == 5)
+        #expect(Array(later.store.records.prefix(5)) == first.store.records)
+        #expect(later.store.records.map(\.sequenceNumber) == Array(1...8))
+        // 3600 records of 1 s fit before power-on; the 3601st would be taken after it.
+        settings.storedRecords = 4000
+        #expect(HealthDevice(settings: settings, now: Self.start).store.records.count == 3600)
+    }
+
     /// GLS security: an unencrypted link gets ATT 0x05 on the CCCDs (BlueZ: NotPermitted "Not paired").
     @Test func securityRequiredOnUnbondedLinks() throws {
         var device = HealthDevice(settings: HealthDeviceSettings(kind: .glucose), now: Self.start)

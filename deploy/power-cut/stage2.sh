@@ -8,11 +8,19 @@
 #          on SQLite, tetherd), pair the devices, stream a little, stop cleanly, power off.
 #   cut    first CHECK what the last cut left (nothing started yet): every event a device saw ACKed, in any earlier
 #          boot, is in the gateway's database (tether-sim's released-event log is on the 9p share, which the cut
-#          does not touch); both databases pass integrity_check; no feed cursor is behind its last sample. Then
+#          does not touch); both databases pass integrity_check; no feed or health cursor is behind its last sample;
+#          no stored health record is there twice or missing below its cursor (check.py health). Then
 #          start the system and let the devices stream until the host kills qemu (SIGKILL: every write the guest
 #          had not flushed to its disk is gone, as with a pulled plug).
 #   final  the same check, then start, stop the users, let the devices deliver and sync drain, and check the
-#          gateway and the server hold the same events, every ACKed one among them, and no dead letters.
+#          gateway and the server hold the same events, every ACKed one among them, and no dead letters; and that
+#          every record in the glucose meter's memory was read once and its sample is on the server once.
+#
+# Besides the consumption devices, a glucose meter (the cold lane: stored records read over RACP from the saved
+# cursor, samples and cursor in one transaction). A meter's memory outlives a gateway's power cut, but tether-sim
+# restarts with every boot, so the meter's history is fixed (`historyStartsAt`, from /work/health-history-start,
+# and one seed for the whole run) and grows by 50 records a boot: each boot the gateway has new records to read,
+# and a cut can land while it reads them.
 #
 # Results go to /work: check-<n>.txt, result-<n> (PASS/FAIL ...), guest-<n>.log. With /work/control present every
 # daemon runs under eatmydata (fsync and fdatasync do nothing): the control run, which must lose ACKed events.
@@ -80,15 +88,23 @@ check_state() {
 }
 
 # tether-sim: every device bonded after setup, its boot counter above every earlier boot's (64 per boot: no
-# reboots happen within one, see `load` below), its released events appended to the 9p log.
+# reboots happen within one, see `load` below), its released events appended to the 9p log; and the glucose meter
+# with 50 records more than in the boot before. One seed for every boot: a device's seed derives from it, and the
+# meter's records must be the same readings each time (the users' hits differ by boot through `load`'s seed).
+glucose_records_per_boot=50
+glucose_records=$((glucose_records_per_boot * (cycle + 1)))
+health_addresses=(C0:48:45:00:00:01)
 start_rig_sim() {
-    "$python" - "$devices" "$cycle" "$released" > "$work/sim.json" <<'EOF'
+    "$python" - "$devices" "$cycle" "$released" "$glucose_records" "$(cat /work/health-history-start)" > "$work/sim.json" <<'EOF'
 import json, sys
-count, cycle, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+count, cycle, log, records, history_start = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 devices = [{"address": "C0:54:45:00:00:%02X" % n, "name": "Tether-%04d" % n, "serial": "TS%08d" % n,
             "rssi": -45 - 4 * n, "pairing": "justWorks", "firmware": ["1.4", "2.0", "1.0"][(n - 1) % 3],
             "bootCounter": cycle * 64 + 1, "bonded": cycle > 0} for n in range(1, count + 1)]
-print(json.dumps({"seed": 11 + cycle, "devices": devices, "releasedLog": log}, indent=1))
+devices.append({"address": "C0:48:45:00:00:01", "name": "Sim-Glucose", "serial": "HS00000001", "bonded": cycle > 0,
+                "health": {"kind": "glucose", "storedRecords": records, "measurementIntervalSeconds": 1,
+                           "historyStartsAt": history_start, "contextEvery": 4, "seed": 21}})
+print(json.dumps({"seed": 11, "devices": devices, "releasedLog": log}, indent=1))
 EOF
     start tether-sim "$work/sim.log" "$bin/tether-sim" --bus "$bus" --config "$work/sim.json"
     wait_for "tether-sim" 60 grep -q '^DBUS_SYSTEM_BUS_ADDRESS=' "$work/sim.log"
@@ -114,7 +130,7 @@ start_system() {
     log "tether-sim up"
     start_rig_server
     log "tether-server up"
-    write_tetherd_config "$devices" /state/gateway
+    write_tetherd_config $((devices + ${#health_addresses[@]})) /state/gateway
     start tetherd "$work/tetherd.log" "${wrap[@]}" "$bin/tetherd" --config "$work/tether.toml"
     tetherd_pid=${pids[-1]}
     wait_for "tetherd's control API" 60 tetherd_ready
@@ -135,7 +151,7 @@ acking() { (($(wc -l < "$released") > acked_at_boot + 3 * devices)); }
 
 connected() {
     read_status
-    [ "$(status_field devices_connected)" = "$devices" ]
+    [ "$(status_field devices_connected)" = $((devices + ${#health_addresses[@]})) ]
 }
 
 stop_all() {
@@ -165,7 +181,7 @@ setup)
     [ -f /work/control ] && log "CONTROL RUN: tetherd and tether-server under eatmydata (no fsync)"
     start_system
     "$bin/tether" pair "${addresses[@]:0:1}" --yes --timeout 120 > /dev/null || { finish "FAIL pairing ${addresses[0]}"; exit 1; }
-    for address in "${addresses[@]:1}"; do
+    for address in "${addresses[@]:1}" "${health_addresses[@]}"; do
         "$bin/tether" pair "$address" --yes --timeout 120 > /dev/null || { finish "FAIL pairing $address"; exit 1; }
     done
     wait_for "every device connected" 120 connected || { finish "FAIL devices did not connect"; exit 1; }
@@ -188,13 +204,15 @@ cut)
 final)
     recover_and_stream "the last cut"
     kill -TERM -- "-$load_pid" 2>/dev/null
-    # Drain: no device holds an event, the outbox is empty, and the server has what the gateway has.
+    # Drain: no device holds an event, the outbox is empty, the server has what the gateway has, and the meter's
+    # memory is read and uploaded.
     drained=false
     for _ in $(seq 180); do
         read_status
         read -r pending in_flight failed < <(status_field outbox_pending outbox_in_flight outbox_failed)
         read -r _ held < <("$python" scripts/demo/devices.py device-stats "$bus" "$(device_list)")
-        if ((held == 0 && pending + in_flight + failed == 0)) \
+        read -r health_total health_waiting < <("$python" scripts/demo/devices.py health-count /state/gateway/gateway.sqlite)
+        if ((held == 0 && pending + in_flight + failed == 0 && health_total >= glucose_records && health_waiting == 0)) \
             && "$python" scripts/durability/check.py same /state/gateway/gateway.sqlite /state/server/server.sqlite > /dev/null 2>&1; then
             drained=true
             break
@@ -209,12 +227,18 @@ final)
         "$python" scripts/durability/check.py released-file "$released" /state/gateway/gateway.sqlite /state/server/server.sqlite
         "$python" scripts/durability/check.py same /state/gateway/gateway.sqlite /state/server/server.sqlite
         echo "dead_letters $dead drained $drained"
+        verdict=ok
+        figures=$("$python" scripts/demo/devices.py health-verify /state/gateway/gateway.sqlite \
+            /state/server/server.sqlite "$glucose_records" rig) || verdict=FAILED
+        echo "health $figures $verdict"
+        "$python" scripts/durability/check.py health /state/gateway/gateway.sqlite
     } > "$out" 2>&1
     stop_all
     "$python" scripts/durability/check.py totals /state/gateway/gateway.sqlite /state/server/server.sqlite >> "$out"
     trap - EXIT
     if $drained && ((dead == 0)) && grep -q ' missing_gateway 0 missing_server 0$' "$out" \
-        && grep -q ' only_gateway 0 only_server 0$' "$out" && grep -qE ' ok ok$' "$out"; then
+        && grep -q ' only_gateway 0 only_server 0$' "$out" && grep -qE ' ok ok$' "$out" \
+        && grep -q '^health {.*} ok$' "$out" && grep -q '^health_records [0-9]* problems 0$' "$out"; then
         finish "PASS final"
     else
         finish "FAIL final check: $(tr '\n' ';' < "$out")"

@@ -7,10 +7,13 @@
   devices.py device-stats ADDRESS ADDRESSES   events the devices released (ACKed) and still hold, summed
   devices.py server-count DB                  consumption events on tether-server (SQLite): rows and distinct ids
   devices.py health-count GATEWAY_DB          health samples on the gateway: all, and those not yet uploaded
-  devices.py health-verify GATEWAY_DB SERVER_DB GLUCOSE_RECORDS
+  devices.py health-verify GATEWAY_DB SERVER_DB GLUCOSE_RECORDS [TENANT [UPLOADED_BY]]
                                               every health sample the gateway stored is on the server once, and the
                                               glucose meter's stored records were all read; prints the figures as
-                                              JSON and exits 1 if anything is off
+                                              JSON and exits 1 if anything is off. TENANT: the server's tenant
+                                              (default demo). UPLOADED_BY (ns since 1970): only samples the gateway
+                                              received by then must be uploaded (a heart rate strap goes on notifying
+                                              after the drain)
   devices.py field JSON_FILE KEY...           print fields of a JSON object (missing: 0)
 
 Only the standard library and python3-dbus (Debian) are used.
@@ -133,13 +136,16 @@ def health_count(database):
     print(total, waiting)
 
 
-def health_verify(gateway_database, server_database, glucose_records):
+def health_verify(gateway_database, server_database, glucose_records, tenant="demo", uploaded_by=None):
     gateway = read_only(gateway_database)
     server = read_only(server_database)
-    stored = dict(gateway.execute("SELECT uid, dedupKey FROM healthSample").fetchall())
-    states = dict(gateway.execute("SELECT uploadState, count(*) FROM healthSample GROUP BY uploadState").fetchall())
+    cutoff = "WHERE receivedAt <= %d" % uploaded_by if uploaded_by is not None else ""
+    stored = dict(gateway.execute("SELECT uid, dedupKey FROM healthSample " + cutoff).fetchall())
+    later = dict(gateway.execute("SELECT uid, dedupKey FROM healthSample").fetchall())
+    states = dict(gateway.execute(
+        "SELECT uploadState, count(*) FROM healthSample %s GROUP BY uploadState" % cutoff).fetchall())
     # Every gateway sample by its uid; the reading (dedup key) must also be there once.
-    on_server = server.execute("SELECT uid, dedup_key FROM health_sample WHERE tenant = 'demo'").fetchall()
+    on_server = server.execute("SELECT uid, dedup_key FROM health_sample WHERE tenant = ?", (tenant,)).fetchall()
     server_uids = {}
     for uid, key in on_server:
         server_uids.setdefault(uid, []).append(key)
@@ -153,7 +159,7 @@ def health_verify(gateway_database, server_database, glucose_records):
         "rejected": states.get("rejected", 0),
         "on_server": len(on_server),
         "missing_on_server": sum(1 for uid in stored if uid not in server_uids),
-        "not_from_gateway": sum(1 for uid in server_uids if uid not in stored),
+        "not_from_gateway": sum(1 for uid in server_uids if uid not in later),
         "key_mismatch": sum(1 for uid, key in stored.items() if uid in server_uids and server_uids[uid] != [key]),
         "duplicate_readings_on_server": len(server_keys) - len(set(server_keys)),
         "glucose_records_read": len(glucose_sequences),
@@ -186,8 +192,9 @@ def main(arguments):
         server_count(arguments[1])
     elif len(arguments) == 2 and arguments[0] == "health-count":
         health_count(arguments[1])
-    elif len(arguments) == 4 and arguments[0] == "health-verify":
-        return health_verify(arguments[1], arguments[2], int(arguments[3]))
+    elif 4 <= len(arguments) <= 6 and arguments[0] == "health-verify":
+        return health_verify(arguments[1], arguments[2], int(arguments[3]), *arguments[4:5],
+                             *(int(value) for value in arguments[5:6]))
     elif len(arguments) >= 3 and arguments[0] == "field":
         field(arguments[1], arguments[2:])
     else:

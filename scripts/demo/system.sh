@@ -113,6 +113,7 @@ EOF
 # too (Bluetooth SIG profiles, HealthDeviceModel): a glucose meter with $glucose_records stored records (read over
 # RACP), a blood pressure cuff with 3, a heart rate sensor notifying every 0.5 s; sets $health_addresses.
 glucose_records=12
+health_addresses=()
 start_sim() {
     local count=$1 health=${2:-} n
     "$python" - "$count" "$health" "$glucose_records" >"$work/sim.json" <<'EOF'
@@ -188,9 +189,12 @@ EOF
     export TETHER_BUS_ADDRESS=$bus
 }
 
-# Starts tetherd; sets $tetherd_pid (its process group).
+# Starts tetherd with the environment its systemd unit gives it (deploy/systemd/tetherd.service's Environment=
+# lines, such as the malloc arena cap, when that file is here); sets $tetherd_pid (its process group).
 start_tetherd() {
-    start tetherd "$work/tetherd.log" "${tetherd_bin:-$bin/tetherd}" --config "$work/tether.toml"
+    local unit=deploy/systemd/tetherd.service environment=()
+    [ -f "$unit" ] && mapfile -t environment < <(sed -n 's/^Environment=//p' "$unit")
+    start tetherd "$work/tetherd.log" env "${environment[@]}" "${tetherd_bin:-$bin/tetherd}" --config "$work/tether.toml"
     tetherd_pid=${pids[-1]}
 }
 
@@ -213,13 +217,15 @@ pair_health_devices() {
     done
 }
 
-# 5. tetherd for $1 devices ($2 and $3 as for write_tetherd_config) with its control API up and every device paired:
-# the start the durability scripts and the footprint share (scripts/demo.sh shows each step instead).
+# 5. tetherd for $1 devices ($2 and $3 as for write_tetherd_config) with its control API up and every device paired,
+# the health devices too: the start the durability scripts and the footprint share (scripts/demo.sh shows each step
+# instead). $1 counts the health devices as well (it is bluetooth.max_connections).
 start_gateway() {
     write_tetherd_config "$@"
     start_tetherd
     wait_for "tetherd's control API" 30 tetherd_ready
     pair_devices >/dev/null
+    pair_health_devices >/dev/null
 }
 
 # 6. The devices' users taking hits (scripts/demo/devices.py load, counts in $work/load.json; needs

@@ -13,10 +13,15 @@ against the gateway's and the server's databases, and the gateway's feed cursors
                                                        prints `gateway N server M only_gateway A only_server B`
   check.py after-cut LOG GATEWAY_DB SERVER_DB CURSORS  the power-cut rig's check after a cut, in one process (each
                                                        start costs seconds under emulation): `released-file` against
-                                                       the gateway, integrity of both databases, and every feed
-                                                       cursor against its last sample in the CURSORS file (`name
-                                                       position` lines), to which this sample is appended
-  check.py cursors GATEWAY_DB                          the gateway's sync cursors, one `name position` a line
+                                                       the gateway, integrity of both databases, `health`, and every
+                                                       feed and health cursor against its last sample in the CURSORS
+                                                       file (`name position` lines), to which this sample is appended
+  check.py cursors GATEWAY_DB                          the gateway's sync cursors and health ingest cursors, one
+                                                       `name position` a line
+  check.py health GATEWAY_DB                           the health lanes' rules: no stored record read twice, and no
+                                                       cursor ahead of the records stored with it (every sequence
+                                                       from the epoch's first to the cursor is there); prints
+                                                       `health_records N problems M` and the problems, exits 1 on any
   check.py totals GATEWAY_DB SERVER_DB                 `gateway_rows gateway_distinct server_rows server_distinct
                                                        gateway_integrity server_integrity`
 
@@ -131,7 +136,69 @@ def cursors(arguments):
         # here, and the check that it never moves back.
         position = value.rsplit(".", 1)[-1]
         print(name, position if position.isdigit() else value)
+    for name, position in health_cursors(connect(arguments[0])):
+        print(name, position)
     return 0
+
+
+def health_cursors(connection):
+    """The health ingest cursors as `(name, position)` pairs that must never decrease: each stream's latest epoch, and
+    the position within every epoch (HealthStore: a cursor moves only forward, in its stream's latest epoch)."""
+    try:
+        rows = connection.execute(
+            "SELECT peripheralId, characteristic, ifnull(userIndex, -1), epoch, position FROM healthIngestCursor"
+            " ORDER BY peripheralId, characteristic, userIndex, epoch").fetchall()
+    except sqlite3.OperationalError:  # before the health tables exist
+        return []
+    pairs, latest = [], {}
+    for peripheral, characteristic, user, epoch, position in rows:
+        stream = "health/%s/%s/%s" % (peripheral, characteristic[4:8], user)
+        latest[stream] = max(latest.get(stream, 0), epoch)
+        if position is not None:
+            pairs.append(("%s/epoch-%s" % (stream, epoch), position))
+    pairs += [("%s/latest-epoch" % stream, epoch) for stream, epoch in latest.items()]
+    return pairs
+
+
+def health_problems(connection):
+    """What breaks the cold lane's promise (the samples and the cursor commit together, and a record is stored once):
+    a record (device, characteristic, user, epoch, sequence, metric, occurrence) stored twice, or a sequence-number
+    cursor at P with a sequence between the epoch's first stored record and P missing. Returns (records, problems)."""
+    try:
+        records = connection.execute("SELECT count(DISTINCT peripheralId || '/' || characteristic || '/' || epoch || '/' ||"
+                                     " recordSequence) FROM healthSample WHERE recordSequence IS NOT NULL").fetchone()[0]
+        twice = connection.execute(
+            "SELECT peripheralId, characteristic, userIndex, epoch, recordSequence, metricCode, occurrence, count(*)"
+            " FROM healthSample WHERE recordSequence IS NOT NULL AND lane <> 'change'"
+            " GROUP BY peripheralId, characteristic, userIndex, epoch, recordSequence, metricCode, occurrence"
+            " HAVING count(*) > 1 LIMIT 5").fetchall()
+        cursors = connection.execute(
+            "SELECT peripheralId, characteristic, userIndex, epoch, position FROM healthIngestCursor"
+            " WHERE positionKind = 'sequence' AND position IS NOT NULL").fetchall()
+    except sqlite3.OperationalError:
+        return 0, []
+    problems = ["stored %d times: device %s characteristic %s user %s epoch %s record %s metric %s occurrence %s"
+                % (row[7], *row[:7]) for row in twice]
+    for peripheral, characteristic, user, epoch, position in cursors:
+        sequences = {row[0] for row in connection.execute(
+            "SELECT DISTINCT recordSequence FROM healthSample WHERE peripheralId = ? AND characteristic = ?"
+            " AND userIndex IS ? AND epoch = ? AND lane <> 'change' AND recordSequence <= ?",
+            (peripheral, characteristic, user, epoch, position))}
+        first = min(sequences) if sequences else position
+        missing = [n for n in range(first, position + 1) if n not in sequences]
+        if missing:
+            problems.append("cursor of device %s characteristic %s user %s epoch %s at %s, but %d records up to it are"
+                            " not stored (%s%s)" % (peripheral, characteristic, user, epoch, position, len(missing),
+                                                    missing[:5], " ..." if len(missing) > 5 else ""))
+    return records, problems
+
+
+def health(arguments):
+    records, problems = health_problems(connect(arguments[0]))
+    print("health_records %d problems %d" % (records, len(problems)))
+    for problem in problems:
+        print("  " + problem)
+    return 1 if problems else 0
 
 
 def integrity(path):
@@ -171,10 +238,17 @@ def after_cut(arguments):
                 name, _, position = line.strip().partition(" ")
                 if position.isdigit():
                     last[name] = int(position)
+    connection = connect(gateway)
     try:
-        rows = connect(gateway).execute("SELECT name, value FROM syncCursor ORDER BY name").fetchall()
+        rows = connection.execute("SELECT name, value FROM syncCursor ORDER BY name").fetchall()
     except sqlite3.OperationalError:
         rows = []
+    records, problems = health_problems(connection)
+    print("health_records %d problems %d" % (records, len(problems)))
+    for problem in problems:
+        print("  " + problem)
+    failed = failed or bool(problems)
+    rows += [(name, str(position)) for name, position in health_cursors(connection)]
     with open(samples, "a") as handle:
         for name, value in rows:
             position = value.rsplit(".", 1)[-1]
@@ -190,7 +264,7 @@ def after_cut(arguments):
 
 def main(arguments):
     commands = {"acked": (acked, 3), "released-file": (acked_file, 2), "same": (same, 2), "after-cut": (after_cut, 4),
-                "cursors": (cursors, 1),
+                "cursors": (cursors, 1), "health": (health, 1),
                 "totals": (totals, 2)}
     if not arguments or arguments[0] not in commands or len(arguments) - 1 < commands[arguments[0]][1]:
         sys.stderr.write(__doc__)

@@ -1,7 +1,8 @@
 # The end of a durability scenario, sourced by scripts/durability/kill-loop.sh and full-disk.sh after
 # scripts/demo/system.sh: stop the devices' users, let the devices deliver and sync drain, and verify against the
 # devices' own record of what was ACKed. Needs `bin`, `python`, `work`, `bus`, `addresses` and `load_pid` (the
-# process group of `scripts/demo/devices.py load`).
+# process group of `scripts/demo/devices.py load`); with health devices (scripts/demo/system.sh's `start_sim N health`
+# sets `health_addresses`) the health samples are drained and verified too.
 
 helper=scripts/demo/devices.py
 check=scripts/durability/check.py
@@ -17,7 +18,8 @@ read_status() { timeout 10 "$bin/tether" status --json >"$work/status.json" 2>>"
 device_list() { (IFS=,; echo "${addresses[*]}"); }
 
 # Stops the users, then waits (at most 180 s) until every created event is stored, no device holds one, the outbox
-# is empty and the server has every stored event. Sets `created`, `drained` and `drain_seconds`.
+# is empty and the server has every stored event, and with health devices until the gateway holds health samples and
+# has none left to upload. Sets `created`, `drained`, `drain_seconds` and `drained_at_ns` (when it was seen drained).
 drain() {
     echo "== stopping the devices' users, letting the devices deliver and sync drain"
     kill -TERM -- "-$load_pid" 2>/dev/null || true
@@ -27,14 +29,19 @@ drain() {
         pause 0.1
     done
     created=$("$python" "$helper" field "$work/load.json" created)
-    local start=$SECONDS stored pending in_flight failed rows distinct released held
+    local start=$SECONDS stored pending in_flight failed rows distinct released held health_total=1 health_waiting=0
     drained=false
     while ((SECONDS - start < 180)); do
+        drained_at_ns=$(date +%s%N)
         read_status
         read -r stored pending in_flight failed < <(status_field events_stored outbox_pending outbox_in_flight outbox_failed)
         read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
         read -r released held < <("$python" "$helper" device-stats "$bus" "$(device_list)")
-        if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored)); then
+        if ((${#health_addresses[@]} > 0)); then
+            read -r health_total health_waiting < <("$python" "$helper" health-count "$work/gateway.sqlite")
+        fi
+        if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored &&
+            health_total > 0 && health_waiting == 0)); then
             drained=true
             break
         fi
@@ -46,9 +53,11 @@ drain() {
 
 # Prints the figures (the scenario's own first: label, value, label, value, ...) and exits 0 only if no ACKed
 # event is missing from the gateway or the server, there are no duplicates, every created event reached the
-# server, no device holds one, there are no dead letters, and both databases pass `PRAGMA integrity_check`.
+# server, no device holds one, there are no dead letters, and both databases pass `PRAGMA integrity_check`; with
+# health devices also only if every health sample the gateway held when it was seen drained is on the server once,
+# every stored glucose record was read, and no stored record was read twice or skipped (check.py health).
 verify() {
-    local stored dead released held result acked missing_gateway missing_server
+    local stored dead released held result acked missing_gateway missing_server health_ok=true health_line=()
     local gateway_rows gateway_distinct server_rows server_distinct gateway_integrity server_integrity
     read_status
     read -r stored dead < <(status_field events_stored outbox_dead)
@@ -60,6 +69,16 @@ verify() {
     local duplicates=$((gateway_rows - gateway_distinct + server_rows - server_distinct))
     local lost=$((missing_gateway + missing_server))
     local undelivered=$((created > server_distinct ? created - server_distinct : 0))
+    if ((${#health_addresses[@]} > 0)); then
+        local figures lanes
+        figures=$("$python" "$helper" health-verify "$work/gateway.sqlite" "$work/server.sqlite" "$glucose_records" demo             "$drained_at_ns") || health_ok=false
+        lanes=$("$python" "$check" health "$work/gateway.sqlite") || health_ok=false
+        health_line=("health samples held when drained / on the server"             "$("$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print("%s / %s" % (f["stored_by_gateway"], f["on_server"]))' "$figures")"
+            "health samples missing on the server, readings twice"             "$("$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print("%s, %s" % (f["missing_on_server"], f["duplicate_readings_on_server"]))' "$figures")"
+            "glucose records read / in the meter"             "$("$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print("%s / %s" % (f["glucose_records_read"], f["glucose_records_on_device"]))' "$figures")"
+            "stored health records (check.py health)" "$(head -1 <<<"$lanes")")
+        $health_ok || echo "$tool: health: $figures; $lanes" >&2
+    fi
     echo
     echo "== verification"
     printf '  %-52s %8s\n' "$@" \
@@ -73,10 +92,10 @@ verify() {
         "duplicates (gateway + server)" "$duplicates" \
         "created but never delivered" "$undelivered" \
         "dead letters" "$dead" \
-        "integrity_check (gateway, server)" "$gateway_integrity, $server_integrity"
-    if $drained && ((acked > 0 && lost == 0 && duplicates == 0 && undelivered == 0 && held == 0 && dead == 0 &&
+        "integrity_check (gateway, server)" "$gateway_integrity, $server_integrity" "${health_line[@]}"
+    if $drained && $health_ok && ((acked > 0 && lost == 0 && duplicates == 0 && undelivered == 0 && held == 0 && dead == 0 &&
         acked == created && server_distinct == created)) && [ "$gateway_integrity,$server_integrity" = ok,ok ]; then
-        echo "$tool: PASSED: $acked ACKed events, 0 lost, 0 duplicates"
+        echo "$tool: PASSED: $acked ACKed events, 0 lost, 0 duplicates$( ((${#health_addresses[@]} > 0)) && echo "; health: every sample on the server once")"
         exit 0
     fi
     $drained || echo "$tool: sync did not drain within 180 s; tetherd's log: $work/tetherd.log" >&2

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Whole-daemon kills (issue 17, item 2; docs/design/durability.md). Runs the system as scripts/demo.sh does
-# (scripts/demo/system.sh: a private dbus-daemon, tether-sim, tether-server on SQLite, tetherd), pairs the devices,
-# lets their users take hits while tetherd syncs to the server, and then, --kills times: waits a seeded random
+# (scripts/demo/system.sh: a private dbus-daemon, tether-sim, tether-server on SQLite, tetherd), pairs the devices and
+# the demo's three standard health devices, lets their users take hits while tetherd syncs to the server, and then, --kills times: waits a seeded random
 # moment (0 to --max-delay ms after the previous restart: in startup, recovery, reconnection or steady streaming),
 # SIGKILLs tetherd's whole process group, checks with the daemon dead that every event a device saw ACKed (and
-# forgot) is in the gateway's database, samples the gateway's feed cursors, and starts tetherd again.
+# forgot) is in the gateway's database, that no stored health record was read twice or skipped (check.py health),
+# samples the gateway's feed and health cursors, and starts tetherd again.
 # Then it stops the devices' users, lets the devices deliver and sync drain, and verifies:
 #   0 ACKed events lost (each one in the gateway's database and on the server), 0 duplicates (gateway and server),
-#   every created event delivered, 0 dead letters, both databases pass `PRAGMA integrity_check`, and no cursor
-#   sample ever moved back.
+#   every created event delivered, 0 dead letters, both databases pass `PRAGMA integrity_check`, no cursor
+#   sample ever moved back, and every health sample on the server once with every stored glucose record read.
 # The exit status is 0 only if all of that held.
 #
 # Usage: scripts/durability/kill-loop.sh [--kills N] [--seed S] [--devices N] [--max-delay MS] [--keep] [--no-build]
 #   --kills N       SIGKILLs of tetherd (default 500, the long run; scripts/test.sh runs 3)
 #   --seed S        seeds the kill moments (bash's RANDOM; default 1)
-#   --devices N     simulated devices, 1 to 10 (default 4)
+#   --devices N     simulated devices, 1 to 10 (default 4), and the 3 health devices besides
 #   --max-delay MS  longest wait from a restart to the next kill (default 3000)
 #   --keep          keep the temporary directory (logs, databases, config)
 #   --no-build      use what `swift build` last built
@@ -68,11 +69,11 @@ trap 'echo "kill-loop: SIGTERM: stopping" >&2; exit 143' TERM
 
 echo "== starting the system in $work"
 start_bus
-start_sim "$device_count"
+start_sim "$device_count" health
 start_server
-start_gateway "$device_count"
+start_gateway $((device_count + ${#health_addresses[@]}))
 start_users
-echo "== $device_count devices paired and streaming; $kills SIGKILLs of tetherd, seed $seed, 0-$max_delay_ms ms apart"
+echo "== $device_count devices and ${#health_addresses[@]} health devices paired and streaming; $kills SIGKILLs of tetherd, seed $seed, 0-$max_delay_ms ms apart"
 
 declare -A cursor_last=()
 cursor_samples=0
@@ -106,6 +107,9 @@ for ((kill_number = 1; kill_number <= kills; kill_number++)); do
         fail "after kill $kill_number: $result"
     fi
     acked=$(echo "$result" | cut -d' ' -f2)
+    if ! result=$("$python" "$check" health "$work/gateway.sqlite"); then
+        fail "after kill $kill_number: $result"
+    fi
     sample_cursors "$kill_number"
     start_tetherd
     if ((kill_number % 25 == 0 || kill_number == kills)); then

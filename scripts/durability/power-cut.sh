@@ -71,6 +71,8 @@ cp scripts/demo/system.sh scripts/demo/devices.py "$run/guest/scripts/demo/"
 cp scripts/durability/check.py scripts/durability/drain.sh "$run/guest/scripts/durability/"
 $control && touch "$run/control"
 : > "$run/released.log"
+# The glucose meter's history starts a day ago and grows by 50 one-second records a boot (deploy/power-cut/stage2.sh).
+echo $(($(date +%s) - 86400)) > "$run/health-history-start"
 
 disk=$run/state.img
 truncate -s "${TETHER_POWER_CUT_DISK_MB:-256}M" "$disk"

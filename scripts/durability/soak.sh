@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The long soak (issue 17, item 4; docs/design/durability.md). Runs the system as scripts/demo.sh does
 # (scripts/demo/system.sh: a private dbus-daemon, tether-sim, tether-server on SQLite, tetherd), pairs the devices and
-# lets their users take hits (a device reboot every 15 s) with the demo's faults on (links dropping at random, 2 % of
+# the demo's three standard health devices (a glucose meter's stored records, a cuff, a heart rate strap notifying
+# every 0.5 s), lets their users take hits (a device reboot every 15 s) with the demo's faults on (links dropping at random, 2 % of
 # notifications lost, 1 % doubled) for --minutes, and on a seeded schedule about every --fault-every seconds one
 # of: a bluetoothd restart (tether-sim), every link dropped at once, or a backend outage (tether-server stopped for
 # 10 to 40 s, then started again on the same port). Every --sample seconds it samples tetherd: resident memory,
@@ -10,13 +11,14 @@
 # At the end: the samples after the warm-up must show memory flat and the floors of descriptors and threads not rising
 # (soak.py says how they are judged) and the WAL checkpointed; then the devices' users stop, sync drains, and the
 # demo's verification must hold: every created event on the server once, 0 ACKed events lost, 0 duplicates, 0 dead
-# letters, both databases sound. The verification is printed even when the resources' verdict failed.
+# letters, both databases sound, and every health sample on the server once (scripts/durability/drain.sh). The verification is printed even when the resources' verdict failed.
 # The exit status is 0 only if all of that held.
 #
 # Usage: scripts/durability/soak.sh [--minutes M] [--devices N] [--seed S] [--sample S] [--warmup S]
 #                                   [--fault-every S] [--keep] [--no-build]
 #   --minutes M      how long the devices stream (default 120, the long run; scripts/test.sh runs 5)
-#   --devices N      simulated devices, 1 to 32 (default 20, the issue's load; bluetooth.max_connections is set to N)
+#   --devices N      simulated devices, 1 to 32 (default 20, the issue's load), and the 3 health devices besides
+#                    (bluetooth.max_connections is set to N + 3)
 #   --seed S         seeds the fault schedule (default 1)
 #   --sample S       seconds between samples (default 10)
 #   --warmup S       samples before this many seconds are not judged (default: a fifth of the run, at least 60)
@@ -96,14 +98,14 @@ server_down() {
 
 echo "== starting the system in $work"
 start_bus
-start_sim "$device_count"
+start_sim "$device_count" health
 "$bin/tether-server" token create --db "$work/server.sqlite" --tenant demo --gateway demo-gateway --output "$work/sync.token" >/dev/null
 server_up
 server="127.0.0.1:$port"
-start_gateway "$device_count"
+start_gateway $((device_count + ${#health_addresses[@]}))
 "$python" "$helper" faults "$bus" on
 start_users
-echo "== $device_count devices paired and streaming for $minutes min; a fault about every $fault_every s (seed $seed);" \
+echo "== $device_count devices and ${#health_addresses[@]} health devices paired and streaming for $minutes min; a fault about every $fault_every s (seed $seed);" \
     "a sample every $sample_seconds s, judged after $warmup s"
 
 "$python" "$soak" header >"$work/samples.csv"

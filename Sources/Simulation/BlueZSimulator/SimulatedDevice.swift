@@ -137,7 +137,8 @@ public actor SimulatedDevice {
         if let settings = configuration.health {
             var seeded = settings
             seeded.seed = settings.seed ^ seed
-            let model = HealthDevice(settings: seeded, serial: configuration.serial, now: WallClock.now())
+            var model = HealthDevice(settings: seeded, serial: configuration.serial, now: WallClock.now())
+            if configuration.bonded { model.rememberBond() }
             health = model
             layout = HealthGattMapping.services(model.services)
         } else {

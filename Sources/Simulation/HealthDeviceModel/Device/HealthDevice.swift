@@ -65,14 +65,17 @@ public struct HealthDevice: Sendable {
         bondForgotten = settings.faults.bondForgotten
         users = settings.users
         let interval = Self.duration(seconds: settings.measurementIntervalSeconds)
-        let historyStart = now.advanced(by: .zero - interval * max(settings.storedRecords, 0))
+        let historyStart = settings.historyStartsAt.map { Timestamp(nanoseconds: $0 * 1_000_000_000) }
+            ?? now.advanced(by: .zero - interval * max(settings.storedRecords, 0))
         sessionStartedAt = historyStart
         sessionStartReading = 0
         nextLiveMeasurement = now.advanced(by: interval)
         sessionStartReading = clock.reading(at: historyStart)
         for index in 0..<max(settings.storedRecords, 0) {
+            let takenAt = historyStart.advanced(by: interval * (index + 1))
+            guard takenAt <= now else { break }
             let user = settings.users.isEmpty ? nil : settings.users[index % settings.users.count].index
-            takeMeasurement(at: historyStart.advanced(by: interval * (index + 1)), live: false, user: user)
+            takeMeasurement(at: takenAt, live: false, user: user)
         }
     }
 
@@ -97,6 +100,13 @@ public struct HealthDevice: Sendable {
         outbox = []
         awaitingConfirmation = nil
         consentedUser = nil
+    }
+
+    /// The device powers on remembering a bond made before (its flash kept the keys), as bluetoothd loads its own
+    /// side of a bond from storage (`DeviceConfiguration.bonded`): an encrypted reconnect works without pairing.
+    /// A configured `bondForgotten` fault still wins.
+    public mutating func rememberBond() {
+        hasBond = true
     }
 
     /// Pairing completed on this link: bonded and encrypted.

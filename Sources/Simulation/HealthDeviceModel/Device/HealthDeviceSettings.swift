@@ -52,6 +52,12 @@ public struct HealthDeviceSettings: Codable, Hashable, Sendable {
     /// them when indications are enabled).
     public var storedRecords = 0
     public var firstSequenceNumber: UInt16 = 1
+    /// When the stored history starts, in seconds since 1970-01-01 UTC (nil: `storedRecords` intervals before
+    /// power-on). Set, the device's memory is the same at every power-on, with `storedRecords` of the same
+    /// readings (same times, values and sequence numbers, from the same seed), which is how a meter's memory
+    /// outlives a gateway whose simulator restarts: the power-cut rig powers the simulator on again with more
+    /// records each boot. A record that would fall after power-on is not taken.
+    public var historyStartsAt: Int64?
     /// Spacing of the stored history and of live measurements (heart rate, PLX continuous, CGM, intermediate
     /// temperature).
     public var measurementIntervalSeconds: Double = 60
@@ -80,6 +86,7 @@ public struct HealthDeviceSettings: Codable, Hashable, Sendable {
         seed = try container.decodeIfPresent(UInt64.self, forKey: .seed) ?? seed
         storedRecords = try container.decodeIfPresent(Int.self, forKey: .storedRecords) ?? storedRecords
         firstSequenceNumber = try container.decodeIfPresent(UInt16.self, forKey: .firstSequenceNumber) ?? firstSequenceNumber
+        historyStartsAt = try container.decodeIfPresent(Int64.self, forKey: .historyStartsAt)
         measurementIntervalSeconds =
             try container.decodeIfPresent(Double.self, forKey: .measurementIntervalSeconds) ?? measurementIntervalSeconds
         clockSet = try container.decodeIfPresent(Bool.self, forKey: .clockSet) ?? clockSet
