@@ -6,7 +6,9 @@
                                               totals (hits the firmware recorded per device) go to STATE_FILE
   devices.py device-stats ADDRESS ADDRESSES   events the devices released (ACKed) and still hold, summed
   devices.py server-count DB                  consumption events on tether-server (SQLite): rows and distinct ids
-  devices.py health-count GATEWAY_DB          health samples on the gateway: all, and those not yet uploaded
+  devices.py health-count GATEWAY_DB [RECEIVED_BY]
+                                              health samples on the gateway: all, and those not yet uploaded (with
+                                              RECEIVED_BY, ns since 1970: of those received by then)
   devices.py health-verify GATEWAY_DB SERVER_DB GLUCOSE_RECORDS [TENANT [UPLOADED_BY]]
                                               every health sample the gateway stored is on the server once, and the
                                               glucose meter's stored records were all read; prints the figures as
@@ -126,11 +128,12 @@ def read_only(database):
     return sqlite3.connect("file:%s?mode=ro" % database, uri=True, timeout=10)
 
 
-def health_count(database):
+def health_count(database, received_by=None):
     try:
         connection = read_only(database)
         total, waiting = connection.execute(
-            "SELECT count(*), count(*) FILTER (WHERE uploadState <> 'uploaded') FROM healthSample").fetchone()
+            "SELECT count(*), count(*) FILTER (WHERE uploadState <> 'uploaded') FROM healthSample"
+            + (" WHERE receivedAt <= %d" % received_by if received_by is not None else "")).fetchone()
     except sqlite3.Error:  # not created yet
         total, waiting = 0, 0
     print(total, waiting)
@@ -190,8 +193,8 @@ def main(arguments):
         device_stats(arguments[1], arguments[2].split(","))
     elif len(arguments) == 2 and arguments[0] == "server-count":
         server_count(arguments[1])
-    elif len(arguments) == 2 and arguments[0] == "health-count":
-        health_count(arguments[1])
+    elif 2 <= len(arguments) <= 3 and arguments[0] == "health-count":
+        health_count(arguments[1], *(int(value) for value in arguments[2:3]))
     elif 4 <= len(arguments) <= 6 and arguments[0] == "health-verify":
         return health_verify(arguments[1], arguments[2], int(arguments[3]), *arguments[4:5],
                              *(int(value) for value in arguments[5:6]))

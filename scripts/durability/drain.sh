@@ -19,7 +19,8 @@ device_list() { (IFS=,; echo "${addresses[*]}"); }
 
 # Stops the users, then waits (at most 180 s) until every created event is stored, no device holds one, the outbox
 # is empty and the server has every stored event, and with health devices until the gateway holds health samples and
-# has none left to upload. Sets `created`, `drained`, `drain_seconds` and `drained_at_ns` (when it was seen drained).
+# has uploaded every one it received before the drain began (a heart rate strap goes on notifying, so "none left"
+# may never be seen). Sets `created`, `drained`, `drain_seconds` and `drain_from_ns` (when the drain began).
 drain() {
     echo "== stopping the devices' users, letting the devices deliver and sync drain"
     kill -TERM -- "-$load_pid" 2>/dev/null || true
@@ -31,14 +32,14 @@ drain() {
     created=$("$python" "$helper" field "$work/load.json" created)
     local start=$SECONDS stored pending in_flight failed rows distinct released held health_total=1 health_waiting=0
     drained=false
+    drain_from_ns=$(date +%s%N)
     while ((SECONDS - start < 180)); do
-        drained_at_ns=$(date +%s%N)
         read_status
         read -r stored pending in_flight failed < <(status_field events_stored outbox_pending outbox_in_flight outbox_failed)
         read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
         read -r released held < <("$python" "$helper" device-stats "$bus" "$(device_list)")
         if ((${#health_addresses[@]} > 0)); then
-            read -r health_total health_waiting < <("$python" "$helper" health-count "$work/gateway.sqlite")
+            read -r health_total health_waiting < <("$python" "$helper" health-count "$work/gateway.sqlite" "$drain_from_ns")
         fi
         if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored &&
             health_total > 0 && health_waiting == 0)); then
@@ -54,7 +55,7 @@ drain() {
 # Prints the figures (the scenario's own first: label, value, label, value, ...) and exits 0 only if no ACKed
 # event is missing from the gateway or the server, there are no duplicates, every created event reached the
 # server, no device holds one, there are no dead letters, and both databases pass `PRAGMA integrity_check`; with
-# health devices also only if every health sample the gateway held when it was seen drained is on the server once,
+# health devices also only if every health sample the gateway received before the drain began is on the server once,
 # every stored glucose record was read, and no stored record was read twice or skipped (check.py health).
 verify() {
     local stored dead released held result acked missing_gateway missing_server health_ok=true health_line=()
@@ -71,12 +72,18 @@ verify() {
     local undelivered=$((created > server_distinct ? created - server_distinct : 0))
     if ((${#health_addresses[@]} > 0)); then
         local figures lanes
-        figures=$("$python" "$helper" health-verify "$work/gateway.sqlite" "$work/server.sqlite" "$glucose_records" demo             "$drained_at_ns") || health_ok=false
+        figures=$("$python" "$helper" health-verify "$work/gateway.sqlite" "$work/server.sqlite" "$glucose_records" demo \
+            "$drain_from_ns") || health_ok=false
         lanes=$("$python" "$check" health "$work/gateway.sqlite") || health_ok=false
-        health_line=("health samples held when drained / on the server"             "$("$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print("%s / %s" % (f["stored_by_gateway"], f["on_server"]))' "$figures")"
-            "health samples missing on the server, readings twice"             "$("$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print("%s, %s" % (f["missing_on_server"], f["duplicate_readings_on_server"]))' "$figures")"
-            "glucose records read / in the meter"             "$("$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print("%s / %s" % (f["glucose_records_read"], f["glucose_records_on_device"]))' "$figures")"
-            "stored health records (check.py health)" "$(head -1 <<<"$lanes")")
+        # label, value, label, value, ... from health-verify's figures
+        mapfile -t health_line < <("$python" -c '
+import json, sys
+f = json.loads(sys.argv[1])
+for label, value in (("health samples taken in before the drain / on server", "%s / %s" % (f["stored_by_gateway"], f["on_server"])),
+                     ("health samples missing on the server, readings twice", "%s, %s" % (f["missing_on_server"], f["duplicate_readings_on_server"])),
+                     ("glucose records read / in the meter", "%s / %s" % (f["glucose_records_read"], f["glucose_records_on_device"]))):
+    print(label); print(value)' "$figures")
+        health_line+=("stored health records (check.py health)" "$(head -1 <<<"$lanes")")
         $health_ok || echo "$tool: health: $figures; $lanes" >&2
     fi
     echo
