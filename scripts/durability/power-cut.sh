@@ -192,5 +192,7 @@ if $control; then
 fi
 sed 's/^/  /' "$run/check-final.txt"
 echo "  cursor samples: $(wc -l < "$run/cursors.txt" 2>/dev/null || echo 0) (none moved back)"
-echo "power-cut: PASSED: $cuts power cuts, $(wc -l < "$run/released.log") ACKed events, 0 lost, 0 duplicates, integrity ok"
+glucose=$(sed -n 's/^health .*"glucose_records_read": \([0-9]*\).*/\1/p' "$run/check-final.txt")
+echo "power-cut: PASSED: $cuts power cuts, $(wc -l < "$run/released.log") ACKed events, 0 lost, 0 duplicates, integrity ok;" \
+    "${glucose:-?} glucose records each read once, every health sample on the server once"
 $keep || rm -rf "$run"
