@@ -88,6 +88,40 @@ import TetherTestSupport
         #expect(!result.standardOutput.contains(#""phase":"confirmed""#))
     }
 
+    /// Two devices in one command: each updated in turn, its lines labelled, then a summary.
+    @Test func severalDevicesAreUpdatedOneAfterAnother() async throws {
+        let first = try SimulatedDevice.start()
+        defer { first.stop() }
+        let second = try SimulatedDevice.start()
+        defer { second.stop() }
+        let result = try await FirmwareCLIOverUDPTests.tether(
+            ["update", "--udp", "127.0.0.1:\(first.port)", "--udp", "127.0.0.1:\(second.port)", "--keys", Self.trusted, Self.image])
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        for server in [first, second] {
+            #expect(server.withDevice { $0.slots.primary.version } == "0.9.12.3")
+            #expect(result.lines.contains("127.0.0.1:\(server.port): done: 0.9.12.3 runs, confirmed"), "\(result.lines)")
+        }
+        #expect(result.lines.last == "summary: 2 devices: 2 updated")
+    }
+
+    /// With --max-failures 1, a device that reverts stops the run: the next device is not sent a datagram.
+    @Test func aRevertStopsTheRestAtTheLimit() async throws {
+        let first = try SimulatedDevice.start()
+        defer { first.stop() }
+        let second = try SimulatedDevice.start()
+        defer { second.stop() }
+        let newHash = try #require(SlotImage(try SimulatedDevice.image("ecdsa-p256-hash"))).hash
+        first.withDevice { $0.crashingImages = [newHash] }
+        let result = try await FirmwareCLIOverUDPTests.tether(
+            ["update", "--udp", "127.0.0.1:\(first.port)", "--udp", "127.0.0.1:\(second.port)", "--keys", Self.trusted,
+             "--max-failures", "1", "--json", Self.image])
+        #expect(result.status == 6, "\(result.standardOutput)\(result.standardError)")
+        #expect(second.datagramsReceived == 0)
+        #expect(result.lines.allSatisfy { $0.hasPrefix("{") }, "\(result.lines)")
+        #expect(result.lines.filter { $0.contains(#""phase":"upload""#) }.allSatisfy { $0.contains(#""device":"127.0.0.1:\#(first.port)""#) })
+        #expect(result.lines.last == #"{"devices":2,"summary":{"failed":0,"notTried":1,"reverted":1,"updated":0}}"#)
+    }
+
     @Test func anUntrustedImageExitsOneAndSendsNothing() async throws {
         let server = try SimulatedDevice.start()
         defer { server.stop() }

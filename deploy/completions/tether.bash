@@ -671,8 +671,8 @@ _tether_firmware_inspect() {
 _tether_firmware_update() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 --leave-in-test --json -h --help)
-    repeating_options=()
-    non_repeating_options=(--udp --keys)
+    repeating_options=(--udp)
+    non_repeating_options=(--keys --max-failures)
     __tether_offer_flags_options 1
 
     # Offer option value completions
@@ -681,6 +681,9 @@ _tether_firmware_update() {
         return
         ;;
     '--keys')
+        return
+        ;;
+    '--max-failures')
         return
         ;;
     esac

@@ -5,23 +5,34 @@ import SMP
 import TetherFirmware
 
 extension FirmwareCommand {
-    /// `tether firmware update --udp HOST:PORT IMAGE [--keys DIR] [--leave-in-test] [--json]`.
+    /// `tether firmware update --udp HOST:PORT [--udp HOST:PORT ...] IMAGE [--keys DIR] [--leave-in-test]
+    /// [--max-failures N] [--json]`.
     struct Update: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "update",
-            abstract: "Verify, upload, test, reset and confirm a firmware image on a device reached over UDP.",
+            abstract: "Verify, upload, test, reset and confirm a firmware image on devices reached over UDP.",
             discussion: """
                 IMAGE is verified against the trusted keys first (as `inspect` does); an image that does not verify \
                 is refused before anything is sent. Then it is uploaded (up to buf_count - 1 requests in flight), \
                 marked for test, and the device is reset. Once the device answers again its running image is read: \
                 only when that is the new image, by its SHA256 TLV hash, is it confirmed.
 
-                Exit status: 0 the new image runs (confirmed, or on test with --leave-in-test); 1 the image was \
-                refused or the device failed or stopped answering; 2 usage; 6 the device came back on its old image \
-                (a revert).
+                Name several devices with --udp again and again: they are updated one after another, each line \
+                (and each JSON object, as "device") says which, and a summary ends the run. After --max-failures \
+                devices failed or reverted, the rest are not touched.
+
+                Exit status: 0 the new image runs on every device (confirmed, or on test with --leave-in-test); 1 \
+                the image was refused (before any device was reached), or a device failed or stopped answering; 2 \
+                usage; 6 devices came back on their old image (reverts) and none failed otherwise.
                 """)
 
-        @OptionGroup var device: UDPDeviceOptions
+        @Option(
+            name: .customLong("udp"),
+            help: ArgumentHelp("A device's SMP UDP address (port 1337 when omitted); repeat for several.", valueName: "host:port"))
+        var udp: [String] = []
+
+        @Flag(name: .customLong("smp-v1"), help: "Speak the original SMP (v1) instead of SMP v2.")
+        var smpV1 = false
 
         @Argument(help: ArgumentHelp("The image file (imgtool's signed .bin).", valueName: "image"))
         var image: String
@@ -32,21 +43,50 @@ extension FirmwareCommand {
         @Flag(help: "Leave the new image on test: MCUboot reverts it at the next reset unless it is confirmed.")
         var leaveInTest = false
 
+        @Option(help: ArgumentHelp("With several devices: stop after this many failed or reverted.", valueName: "n"))
+        var maxFailures = 1
+
         @Flag(help: "Print each step as one JSON object per line.")
         var json = false
 
+        func validate() throws {
+            guard !udp.isEmpty else { throw ValidationError("Name a device with --udp HOST:PORT (repeat it for several).") }
+            for address in udp where UDPTarget(parsing: address) == nil {
+                throw ValidationError("--udp wants HOST:PORT, [IPv6]:PORT or HOST, not '\(address)'.")
+            }
+            guard maxFailures >= 1 else { throw ValidationError("--max-failures must be at least 1.") }
+        }
+
         func run() throws {
-            guard let target = UDPTarget(parsing: device.udp) else { throw TetherExitCode.badInput }
+            let targets = udp.compactMap(UDPTarget.init(parsing:))
             let (bytes, trusted) = try readImageAndKeys(image: image, keys: keys)
+            let update = FirmwareUDPUpdate(image: bytes, trustedKeys: trusted)
+            // Refused once, before any device is reached (FirmwareUDPUpdate rule 1 would refuse it per device).
+            if !update.verdict.isVerified {
+                throw firmwareFailure("\(FirmwareUDPUpdate.Failure.refused(update.verdict.refusal))", TetherExitCode.operationFailed)
+            }
+            let several = targets.count > 1
+            var batch = FirmwareBatch(devices: targets.count, maxFailures: maxFailures)
+            for target in targets where batch.goesOn {
+                batch.record(updateOne(update, target: target, label: several ? target.description : nil))
+            }
+            if several {
+                Output.line(json ? FirmwareUpdateText.json(batch) : "summary: \(batch.summary)")
+            }
+            if batch.exitStatus != 0 { throw ExitCode(batch.exitStatus) }
+        }
+
+        /// One device: its steps printed (labelled when there are several), its failure on standard error.
+        private func updateOne(_ update: FirmwareUDPUpdate, target: UDPTarget, label: String?) -> FirmwareBatch.Result {
             var options = FirmwareUDPUpdate.Options()
             options.leaveInTest = leaveInTest
-            let update = FirmwareUDPUpdate(image: bytes, trustedKeys: trusted)
             var lastPercent = -1
             var rate = UploadRate()
             let started = ContinuousClock.now
+            func say(_ text: String) { Output.line(label.map { "\($0): \(text)" } ?? text) }
             do {
                 let outcome = try update.run(
-                    target: target, configuration: SMPUDPSession.configuration(version: device.smpV1 ? .v1 : .v2), options: options
+                    target: target, configuration: SMPUDPSession.configuration(version: smpV1 ? .v1 : .v2), options: options
                 ) { event in
                     if case .progress(let progress) = event {
                         rate.record(confirmedBytes: progress.confirmedBytes, elapsed: ContinuousClock.now - started)
@@ -54,18 +94,14 @@ extension FirmwareCommand {
                         guard percent / 10 != lastPercent / 10 else { return }  // a line per 10 %
                         lastPercent = percent
                     }
-                    Output.line(json ? FirmwareUpdateText.json(event, rate: rate) : FirmwareUpdateText.line(event, rate: rate))
+                    if json { Output.line(FirmwareUpdateText.json(event, rate: rate, device: label)) } else { say(FirmwareUpdateText.line(event, rate: rate)) }
                 }
-                switch outcome {
-                case .confirmed(let version): Output.line(json ? #"{"outcome":"confirmed","version":"\#(version)"}"# : "done: \(version) runs, confirmed")
-                case .alreadyRunning(let version):
-                    Output.line(json ? #"{"outcome":"already-running","version":"\#(version)"}"# : "done: \(version) already runs, confirmed (nothing sent)")
-                case .runningInTest(let version):
-                    Output.line(json ? #"{"outcome":"test","version":"\#(version)"}"# : "done: \(version) runs on test (not confirmed)")
-                }
+                if json { Output.line(FirmwareUpdateText.json(outcome, device: label)) } else { say(FirmwareUpdateText.line(outcome)) }
+                return .updated
             } catch {
-                if case .reverted = error { throw firmwareFailure("\(target): \(error)", TetherExitCode.firmwareReverted) }
-                throw firmwareFailure("\(target): \(error)", TetherExitCode.operationFailed)
+                _ = firmwareFailure("\(target): \(error)", TetherExitCode.operationFailed)
+                if case .reverted = error { return .reverted }
+                return .failed
             }
         }
     }
@@ -102,8 +138,34 @@ enum FirmwareUpdateText {
         return "\(whole / 3600) h \(whole % 3600 / 60) min"
     }
 
-    static func json(_ event: FirmwareUDPUpdate.Event, rate: UploadRate = UploadRate()) -> String {
-        let object: [String: Any]
+    static func line(_ outcome: FirmwareUDPUpdate.Outcome) -> String {
+        switch outcome {
+        case .confirmed(let version): return "done: \(version) runs, confirmed"
+        case .alreadyRunning(let version): return "done: \(version) already runs, confirmed (nothing sent)"
+        case .runningInTest(let version): return "done: \(version) runs on test (not confirmed)"
+        }
+    }
+
+    static func json(_ outcome: FirmwareUDPUpdate.Outcome, device: String? = nil) -> String {
+        var object: [String: Any]
+        switch outcome {
+        case .confirmed(let version): object = ["outcome": "confirmed", "version": version]
+        case .alreadyRunning(let version): object = ["outcome": "already-running", "version": version]
+        case .runningInTest(let version): object = ["outcome": "test", "version": version]
+        }
+        object["device"] = device
+        return serialized(object)
+    }
+
+    static func json(_ batch: FirmwareBatch) -> String {
+        var counts = ["updated": 0, "reverted": 0, "failed": 0]
+        for result in batch.results { counts[result.rawValue, default: 0] += 1 }
+        counts["notTried"] = batch.notTried
+        return serialized(["summary": counts, "devices": batch.devices])
+    }
+
+    static func json(_ event: FirmwareUDPUpdate.Event, rate: UploadRate = UploadRate(), device: String? = nil) -> String {
+        var object: [String: Any]
         switch event {
         case .verified(let version, let hash): object = ["phase": "verified", "version": version, "hash": FirmwareVerdictText.hexString(hash)]
         case .parameters(let parameters): object = ["phase": "parameters", "bufSize": parameters.bufferSize, "bufCount": parameters.bufferCount]
@@ -119,6 +181,11 @@ enum FirmwareUpdateText {
             object = ["phase": "running", "version": slot.version, "confirmed": slot.confirmed, "hash": slot.hash.map(FirmwareVerdictText.hexString) as Any]
         case .confirmed: object = ["phase": "confirmed"]
         }
+        object["device"] = device
+        return serialized(object)
+    }
+
+    private static func serialized(_ object: [String: Any]) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
