@@ -134,7 +134,7 @@ while ((SECONDS - drain_start < 180)); do
     read -r stored pending in_flight failed < <(status_field events_stored outbox_pending outbox_in_flight outbox_failed)
     read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
     read -r released held < <("$python" "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
-    read -r health_total health_waiting < <("$python" "$helper" health-count "$work/gateway.sqlite")
+    read -r health_total health_waiting _ < <("$python" "$helper" health-count "$work/gateway.sqlite")
     if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored && health_total > 0 &&
         health_waiting == 0)); then
         drained=true

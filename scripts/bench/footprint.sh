@@ -46,6 +46,8 @@ while (($#)); do
 done
 [[ "$device_count" =~ ^[0-9]+$ && "$device_count" -ge 1 && "$device_count" -le 32 ]] || { echo "footprint: --devices must be 1 to 32" >&2; exit 2; }
 
+source scripts/demo/system.sh
+source scripts/durability/drain.sh
 # The build each program comes from: all four from one, except with --static, where only tetherd is built the .deb's
 # way (deploy/build-deb.sh) and the rest, which are not measured, come from the debug build.
 if [ "$configuration" = static ]; then
@@ -57,20 +59,13 @@ if [ "$configuration" = static ]; then
     bin=$(swift build --show-bin-path)
     tetherd_bin=$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/tetherd
 else
-    if $build; then
-        echo "== building tether, tether-sim, tether-server, tetherd ($configuration)"
-        for product in tether tether-sim tether-server tetherd; do
-            swift build -c "$configuration" --product "$product" 2>&1 | tail -1
-        done
-    fi
+    if $build; then build_system_programs -c "$configuration"; fi
     bin=$(swift build -c "$configuration" --show-bin-path)
 fi
 python=/usr/bin/python3
 footprint=scripts/bench/footprint.py
 
 tool=footprint
-source scripts/demo/system.sh
-source scripts/durability/drain.sh
 system_init tether-footprint
 trap system_cleanup EXIT
 

@@ -41,17 +41,12 @@ done
 [[ "$records" =~ ^[0-9]+$ && "$records" -ge 2 && "$records" -le 65535 ]] || { echo "health-backfill: --records must be 2 to 65535" >&2; exit 2; }
 [[ "$context_every" =~ ^[0-9]+$ ]] || { echo "health-backfill: --context-every must be a whole number" >&2; exit 2; }
 
-if $build; then
-    echo "== building tether, tether-sim, tether-server, tetherd ($configuration)"
-    for product in tether tether-sim tether-server tetherd; do
-        swift build -c "$configuration" --product "$product" 2>&1 | tail -1
-    done
-fi
+source scripts/demo/system.sh
+source scripts/durability/drain.sh
+if $build; then build_system_programs -c "$configuration"; fi
 bin=$(swift build -c "$configuration" --show-bin-path)
 python=/usr/bin/python3
 tool=health-backfill
-source scripts/demo/system.sh
-source scripts/durability/drain.sh
 system_init tether-health-backfill
 trap system_cleanup EXIT
 

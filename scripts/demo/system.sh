@@ -8,6 +8,16 @@
 # `python` (Debian's python3, which has python3-dbus); `tetherd_bin`, when set, is the tetherd to run instead of
 # `$bin/tetherd` (scripts/bench/footprint.sh --static).
 
+# Builds the four programs the system runs with `swift build "$@"` (the caller's -c and --scratch-path), one
+# product at a time, printing each build's last line. The caller then sets `bin`.
+build_system_programs() {
+    echo "== building tether, tether-sim, tether-server, tetherd"
+    local product
+    for product in tether tether-sim tether-server tetherd; do
+        swift build "$@" --product "$product" 2>&1 | tail -1
+    done
+}
+
 # Creates the temporary directory ($work) and the process table.
 system_init() {
     work=$(mktemp -d "/tmp/$1.XXXXXX")

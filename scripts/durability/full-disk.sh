@@ -31,18 +31,14 @@ while (($#)); do
 done
 [ "$(id -u)" = 0 ] || { echo "full-disk: FAILED: mounting a tmpfs needs root (uid $(id -u))" >&2; exit 1; }
 
+source scripts/demo/system.sh
+source scripts/durability/drain.sh
 scratch=(${TETHER_SCRATCH_PATH:+--scratch-path "$TETHER_SCRATCH_PATH"})
-if $build; then
-    for product in tether tether-sim tether-server tetherd; do
-        swift build "${scratch[@]}" --product "$product" 2>&1 | tail -1
-    done
-fi
+if $build; then build_system_programs "${scratch[@]}"; fi
 bin=$(swift build "${scratch[@]}" --show-bin-path)
 python=/usr/bin/python3
 
 tool=full-disk
-source scripts/demo/system.sh
-source scripts/durability/drain.sh
 system_init tether-full-disk
 state=$work/state
 mkdir "$state"

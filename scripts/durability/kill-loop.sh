@@ -48,20 +48,15 @@ done
 [[ "$device_count" =~ ^[0-9]+$ && "$device_count" -ge 1 && "$device_count" -le 10 ]] || { echo "kill-loop: --devices must be 1 to 10" >&2; exit 2; }
 [[ "$max_delay_ms" =~ ^[0-9]+$ && "$max_delay_ms" -ge 1 && "$max_delay_ms" -le 32767 ]] || { echo "kill-loop: --max-delay must be 1 to 32767 ms" >&2; exit 2; }
 
+source scripts/demo/system.sh
+source scripts/durability/drain.sh
 scratch=(${TETHER_SCRATCH_PATH:+--scratch-path "$TETHER_SCRATCH_PATH"})
-if $build; then
-    echo "== building tether, tether-sim, tether-server, tetherd"
-    for product in tether tether-sim tether-server tetherd; do
-        swift build "${scratch[@]}" --product "$product" 2>&1 | tail -1
-    done
-fi
+if $build; then build_system_programs "${scratch[@]}"; fi
 bin=${TETHER_BIN_PATH:-$(swift build "${scratch[@]}" --show-bin-path)}
 # Debian's interpreter: python3-dbus is installed for it (`python3` on PATH may be another one).
 python=/usr/bin/python3
 
 tool=kill-loop
-source scripts/demo/system.sh
-source scripts/durability/drain.sh
 system_init tether-kill-loop
 trap system_cleanup EXIT
 trap 'echo "kill-loop: interrupted" >&2; exit 130' INT

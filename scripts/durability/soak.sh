@@ -62,21 +62,16 @@ duration=$((minutes * 60))
 if [ -z "$warmup" ]; then warmup=$((duration / 5 > 60 ? duration / 5 : 60)); fi
 [[ "$warmup" =~ ^[0-9]+$ && "$warmup" -lt "$duration" ]] || { echo "soak: --warmup must be shorter than the run" >&2; exit 2; }
 
+source scripts/demo/system.sh
+source scripts/durability/drain.sh
 scratch=(${TETHER_SCRATCH_PATH:+--scratch-path "$TETHER_SCRATCH_PATH"})
-if $build; then
-    echo "== building tether, tether-sim, tether-server, tetherd"
-    for product in tether tether-sim tether-server tetherd; do
-        swift build "${scratch[@]}" --product "$product" 2>&1 | tail -1
-    done
-fi
+if $build; then build_system_programs "${scratch[@]}"; fi
 bin=${TETHER_BIN_PATH:-$(swift build "${scratch[@]}" --show-bin-path)}
 # Debian's interpreter: python3-dbus is installed for it (`python3` on PATH may be another one).
 python=/usr/bin/python3
 soak=scripts/durability/soak.py
 
 tool=soak
-source scripts/demo/system.sh
-source scripts/durability/drain.sh
 system_init tether-soak
 trap system_cleanup EXIT
 trap 'echo "soak: interrupted" >&2; exit 130' INT
