@@ -11,7 +11,8 @@
 #   4. after --duration seconds or Ctrl-C: stops the devices, switches the faults off, lets the devices deliver and
 #      sync drain, and verifies: events created by the devices = events stored by the gateway = events on the
 #      server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
-#      uid and its reading), and every record in the glucose meter's memory was read. The exit status is 0 only if
+#      uid and its reading), every record in the glucose meter's memory was read, and the gateway's daily
+#      projections are fresh and agree with rollups computed from the server's samples. The exit status is 0 only if
 #      all of that held.
 # Every process it starts runs in its own process group and is stopped on exit, Ctrl-C or SIGTERM; a final check
 # confirms none is left.
@@ -32,7 +33,7 @@ while (($#)); do
     --devices) device_count=${2:?--devices needs a number}; shift 2 ;;
     --keep) keep=true; shift ;;
     --no-install) install=false; shift ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -181,7 +182,7 @@ printf '  %-48s %8s\n' "daily projections on the gateway" "$(projection_field pr
     "server days without a projection on the gateway" "$(projection_field server_days_without_projection)"
 if $drained && ((created > 0 && released == created && held == 0 && stored == created && distinct == created &&
     duplicates == 0 && lost == 0 && dead == 0)) && $health_ok; then
-    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once"
+    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once; the gateway's projections agree with the server's samples"
     exit 0
 fi
 $drained || echo "demo: sync did not drain within 180 s; tetherd's log: $work/tetherd.log" >&2
