@@ -98,6 +98,12 @@ let package = Package(
                 .product(name: "CBOR", package: "Tether"),
             ]
         ),
+
+        // tether-server's health projection request: the UTC day parser and the body's decoding (issue 15).
+        .executableTarget(
+            name: "HealthProjectionRequestFuzzer",
+            dependencies: [.product(name: "SyncContract", package: "Tether")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

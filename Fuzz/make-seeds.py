@@ -345,9 +345,18 @@ def health_seeds():
         yield name, bytes([HEALTH_KINDS[kind] | (0x10 if name == "cgm-crc" else 0x20)]) + value
 
 
+def projection_seeds():
+    # Request bodies as docs/specs/sync-api.yaml's "Health projections" shows them, and days at the calendar's edges.
+    key = '{"device_uid":"periph-1","user_index":%s,"metric_code":150021,"day":"%s"}'
+    for name, user, day in [("one-key", "1", "2026-11-01"), ("no-user", "null", "2024-02-29"), ("leap-century", "0", "2000-02-29"),
+                            ("year-1", "null", "0001-01-01"), ("year-9999", "255", "9999-12-31"), ("not-leap", "1", "1900-02-29")]:
+        yield name, ('{"keys":[%s]}' % (key % (user, day))).encode()
+    yield "day-alone", b"1970-01-01"
+
+
 KINDS = {"frame": frame_seeds, "session": session_seeds, "dbus": dbus_seeds, "transcript": transcript_seeds,
          "config": config_seeds, "health": health_seeds, "racp": racp_seeds, "cbor": cbor_seeds, "smp": smp_seeds,
-         "smpdevice": smpdevice_seeds}
+         "smpdevice": smpdevice_seeds, "projection": projection_seeds}
 # `make-seeds.py transcript config` rewrites only those kinds (the dbus seeds need python3-gi).
 for name in sys.argv[1:] or KINDS:
     seeds = KINDS[name]()

@@ -11,7 +11,8 @@
 #   4. after --duration seconds or Ctrl-C: stops the devices, switches the faults off, lets the devices deliver and
 #      sync drain, and verifies: events created by the devices = events stored by the gateway = events on the
 #      server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
-#      uid and its reading), and every record in the glucose meter's memory was read. The exit status is 0 only if
+#      uid and its reading), every record in the glucose meter's memory was read, and the gateway's daily
+#      projections are fresh and agree with rollups computed from the server's samples. The exit status is 0 only if
 #      all of that held.
 # Every process it starts runs in its own process group and is stopped on exit, Ctrl-C or SIGTERM; a final check
 # confirms none is left.
@@ -32,7 +33,7 @@ while (($#)); do
     --devices) device_count=${2:?--devices needs a number}; shift 2 ;;
     --keep) keep=true; shift ;;
     --no-install) install=false; shift ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -134,9 +135,9 @@ while ((SECONDS - drain_start < 180)); do
     read -r stored pending in_flight failed < <(status_field events_stored outbox_pending outbox_in_flight outbox_failed)
     read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
     read -r released held < <("$python" "$helper" device-stats "$bus" "$(IFS=,; echo "${addresses[*]}")")
-    read -r health_total health_waiting _ < <("$python" "$helper" health-count "$work/gateway.sqlite")
+    read -r health_total health_waiting _ projections_due < <("$python" "$helper" health-count "$work/gateway.sqlite")
     if ((stored == created && held == 0 && pending + in_flight + failed == 0 && distinct == stored && health_total > 0 &&
-        health_waiting == 0)); then
+        health_waiting == 0 && projections_due == 0)); then
         drained=true
         break
     fi
@@ -174,9 +175,14 @@ printf '  %-48s %8s\n' "health samples stored by the gateway" "$(health_field st
     "health samples on the server not from the gateway" "$(health_field not_from_gateway)" \
     "health readings on the server twice" "$(health_field duplicate_readings_on_server)" \
     "glucose records read / in the meter's memory" "$(health_field glucose_records_read) / $glucose_records"
+projection_figures=$("$python" "$helper" projections-verify "$work/gateway.sqlite" "$work/server.sqlite") || health_ok=false
+projection_field() { "$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print(*(f[k] for k in sys.argv[2:]))' "$projection_figures" "$@"; }
+printf '  %-48s %8s\n' "daily projections on the gateway" "$(projection_field projections)" \
+    "projections that disagree with the server's samples" "$(projection_field mismatched)" \
+    "server days without a projection on the gateway" "$(projection_field server_days_without_projection)"
 if $drained && ((created > 0 && released == created && held == 0 && stored == created && distinct == created &&
     duplicates == 0 && lost == 0 && dead == 0)) && $health_ok; then
-    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once"
+    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once; the gateway's projections agree with the server's samples"
     exit 0
 fi
 $drained || echo "demo: sync did not drain within 180 s; tetherd's log: $work/tetherd.log" >&2

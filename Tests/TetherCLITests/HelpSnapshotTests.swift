@@ -33,6 +33,7 @@ struct HelpSnapshotTests {
         ("tether-health-decode", HealthCommand.Decode.self),
         ("tether-health-devices", HealthCommand.Devices.self),
         ("tether-health-samples", HealthCommand.Samples.self),
+        ("tether-health-projections", HealthCommand.Projections.self),
         ("tether-health-watch", HealthCommand.Watch.self),
         ("tether-health-backfill", HealthCommand.Backfill.self),
         ("tether-firmware", FirmwareCommand.self),

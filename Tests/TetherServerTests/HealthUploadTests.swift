@@ -324,4 +324,7 @@ final class FailingHealthStore: ServerStore {
     func statistics(tenant: String) async throws -> TenantStatistics { try await base.statistics(tenant: tenant) }
     func healthSamples(tenant: String) async throws -> [HealthSampleRow] { try await base.healthSamples(tenant: tenant) }
     func healthDeletions(tenant: String) async throws -> [HealthDeletionRow] { try await base.healthDeletions(tenant: tenant) }
+    func healthProjectionInputs(tenant: String, keys: [HealthProjectionKey]) async throws -> [[HealthProjectionInput]] {
+        try await base.healthProjectionInputs(tenant: tenant, keys: keys)
+    }
 }

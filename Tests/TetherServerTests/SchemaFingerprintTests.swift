@@ -8,10 +8,10 @@ import TetherSyncTesting
 /// edited, only appended to. These fingerprints pin the text; a change to them is a change to the schema and
 /// needs a new migration, not a new fingerprint. (The expected values were taken from the v1 text before the
 /// stores were split into schema, reads and writes; the v2 values when the health tables were appended, v1's left
-/// as they were.)
+/// as they were; the v3 values when the projection index was appended, v1's and v2's left as they were.)
 @Suite("the schema text each backend creates")
 struct SchemaFingerprintTests {
-    @Test("SQLite: sqlite_master after migrating holds the v1 and v2 text, byte for byte")
+    @Test("SQLite: sqlite_master after migrating holds the v1, v2 and v3 text, byte for byte")
     func sqlite() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -28,29 +28,46 @@ struct SchemaFingerprintTests {
         }
         // v2 (health upload) made the objects named health_*; v1 made the others. Each is pinned on its own, so that
         // appending v2 left v1's pin as it was.
+        // v3 (health projections) made the one index named in `v3Objects`.
         var v1 = ""
         var v2 = ""
+        var v3 = ""
         for row in rows {
             let fields: [String?] = [row["type"], row["name"], row["tbl_name"], row["sql"]]
             let line = fields.map { $0 ?? "" }.joined(separator: "\t") + "\n"
-            if (row["name"] as String?)?.hasPrefix("health_") == true { v2 += line } else { v1 += line }
+            let name = (row["name"] as String?) ?? ""
+            if Self.v3Objects.contains(name) {
+                v3 += line
+            } else if name.hasPrefix("health_") {
+                v2 += line
+            } else {
+                v1 += line
+            }
         }
         #expect(v1.utf8.count == 3652)
         #expect(Self.fnv1a(v1) == "933c3c75b870da00")
         #expect(v2.utf8.count == 4179)
         #expect(Self.fnv1a(v2) == "684471cb7cf458d9")
+        #expect(v3.utf8.count == 148)
+        #expect(Self.fnv1a(v3) == "9eaebb93fb07b89a")
     }
 
-    @Test("PostgreSQL: the migrations run the v1 and v2 statements, byte for byte")
+    static let v3Objects: Set<String> = ["health_sample_projection"]
+
+    @Test("PostgreSQL: the migrations run the v1, v2 and v3 statements, byte for byte")
     func postgres() throws {
         let statements = PostgresServerStore.migrationStatements
         let v2Start = try #require(statements.firstIndex(of: "-- v2"))
         let v1 = statements[..<v2Start].joined(separator: "\n")
         #expect(v1.utf8.count == 3039)
         #expect(Self.fnv1a(v1) == "e3e210dc69324863")
-        let v2 = statements[v2Start...].joined(separator: "\n")
+        let v3Start = try #require(statements.firstIndex(of: "-- v3"))
+        let v2 = statements[v2Start..<v3Start].joined(separator: "\n")
         #expect(v2.utf8.count == 3840)
         #expect(Self.fnv1a(v2) == "a5c335d647580040")
+        let v3 = statements[v3Start...].joined(separator: "\n")
+        #expect(v3.utf8.count == 108)
+        #expect(Self.fnv1a(v3) == "e402a1cfaa7122d0")
     }
 
     /// FNV-1a, 64 bits: enough to notice an edit, and needs no crypto library in the test target.

@@ -8,7 +8,7 @@ import TetherPrimitives
 @Suite("Migrations: from empty, from a populated first version, and v1 frozen")
 struct MigrationTests {
     static let tables = [
-        "boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "healthDeletion", "healthIngestCursor", "healthSample",
+        "boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "healthDeletion", "healthIngestCursor", "healthProjection", "healthSample",
         "outboxCommand", "outboxEntityType", "peripheral", "syncCursor", "timeAnchor",
     ]
 
@@ -34,8 +34,9 @@ struct MigrationTests {
         text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
 
-    /// Every migration, in order (v1 is frozen; later ones only add).
-    static let migrations = ["v1", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
+    /// Every migration, as `appliedMigrations()` lists them: sorted by name, so v10 comes after v1 (v1 is frozen; later
+    /// ones only add).
+    static let migrations = ["v1", "v10-health-projections", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -106,6 +107,13 @@ struct MigrationTests {
         let before = Set(try Self.schemaEntries(upTo: "v5-outbox-entity-types"))
         let added = try Self.schemaEntries(upTo: "v6-health-tables").filter { !before.contains($0) }.joined(separator: "\n")
         #expect(Self.fingerprint(added) == 5_899_071_747_160_948_458, "v6's schema changed; what it adds is now:\n\(added)")
+    }
+
+    @Test("migration v10 (health projections) is frozen: what it adds to v9's schema never changes")
+    func v10IsFrozen() throws {
+        let before = Set(try Self.schemaEntries(upTo: "v9-peripheral-pnp-id"))
+        let added = try Self.schemaEntries(upTo: "v10-health-projections").filter { !before.contains($0) }.joined(separator: "\n")
+        #expect(Self.fingerprint(added) == 724_285_769_902_646_899, "v10's schema changed; what it adds is now:\n\(added)")
     }
 
     @Test("a database populated by the first version opens, keeps its rows and works")

@@ -538,13 +538,13 @@ _tether_health() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    devices|samples|watch|backfill|decode)
+    devices|samples|projections|watch|backfill|decode)
         # Offer subcommand argument completions
         "_tether_health_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'devices samples watch backfill decode' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'devices samples projections watch backfill decode' -- "${cur}"))
         ;;
     esac
 }
@@ -580,6 +580,24 @@ _tether_health_samples() {
         return
         ;;
     '--limit')
+        return
+        ;;
+    esac
+}
+
+_tether_health_projections() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus --device)
+    __tether_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
+        ;;
+    '--device')
         return
         ;;
     esac

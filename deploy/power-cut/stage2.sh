@@ -211,7 +211,7 @@ final)
         read_status
         read -r pending in_flight failed < <(status_field outbox_pending outbox_in_flight outbox_failed)
         read -r _ held < <("$python" scripts/demo/devices.py device-stats "$bus" "$(device_list)")
-        read -r _ health_waiting glucose_read < <("$python" scripts/demo/devices.py health-count /state/gateway/gateway.sqlite)
+        read -r _ health_waiting glucose_read _ < <("$python" scripts/demo/devices.py health-count /state/gateway/gateway.sqlite)
         if ((held == 0 && pending + in_flight + failed == 0 && glucose_read == glucose_records && health_waiting == 0)) \
             && "$python" scripts/durability/check.py same /state/gateway/gateway.sqlite /state/server/server.sqlite > /dev/null 2>&1; then
             drained=true

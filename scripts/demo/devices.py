@@ -10,6 +10,7 @@
                                               health samples on the gateway: all, and those not yet uploaded (with
                                               RECEIVED_BY, ns since 1970: of those received by then); then the
                                               glucose records read (distinct sequence numbers, whenever received)
+                                              and the projection keys not fresh
   devices.py health-verify GATEWAY_DB SERVER_DB GLUCOSE_RECORDS [TENANT [UPLOADED_BY]]
                                               every health sample the gateway stored is on the server once, and the
                                               glucose meter's stored records were all read; prints the figures as
@@ -17,10 +18,15 @@
                                               (default demo). UPLOADED_BY (ns since 1970): only samples the gateway
                                               received by then must be uploaded (a heart rate strap goes on notifying
                                               after the drain), and there may be none
+  devices.py projections-verify GATEWAY_DB SERVER_DB
+                                              the gateway's fresh projections agree with daily rollups computed here
+                                              from the server's samples, and every server day has one; JSON, exit 1
   devices.py field JSON_FILE KEY...           print fields of a JSON object (missing: 0)
 
 Only the standard library and python3-dbus (Debian) are used.
 """
+import datetime
+import decimal
 import json
 import os
 import random
@@ -140,7 +146,48 @@ def health_count(database, received_by=None):
             (GLUCOSE_MEASUREMENT,)).fetchone()[0]
     except sqlite3.Error:  # not created yet
         total, waiting, glucose = 0, 0, 0
-    print(total, waiting, glucose)
+    try:
+        due = connection.execute("SELECT count(*) FROM healthProjection WHERE freshness <> 'fresh'").fetchone()[0]
+    except (sqlite3.Error, NameError):  # not created yet
+        due = 0
+    print(total, waiting, glucose, due)
+
+
+def projections_verify(gateway_database, server_database):
+    """Rollups from the server's health_sample rows, independent of Tether's code (docs/specs/sync-api.yaml, "Health
+    projections"): undeleted samples per device, user, metric and UTC day; numbers only; mean half-even, 4 digits."""
+    decimal.getcontext().prec = 200
+    days = {}
+    for device, user, metric, status, value, at, uid in read_only(server_database).execute(
+            "SELECT device_uid, user_index, metric_code, value_status, canonical_value, effective_at, uid "
+            "FROM health_sample WHERE tenant = 'demo' AND deleted_at IS NULL"):
+        day = (datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=at // 1000)).date().isoformat()
+        days.setdefault((device, user, metric, day), []).append((status, value, at, uid))
+    mismatched, compared = [], 0
+    rows = read_only(gateway_database).execute(
+        "SELECT deviceUid, userIndex, metricCode, day, freshness, sampleCount, specialCount, minValue, maxValue, meanValue, "
+        "lastValue FROM healthProjection").fetchall()
+    shown = {row[:4]: row[4:] for row in rows}
+    for key, (freshness, count, special, low, high, mean, last) in shown.items():
+        samples = days.get(key, [])
+        numbers = [(decimal.Decimal(v), at, uid) for status, v, at, uid in samples if status == "number"]
+        expected = (len(numbers), len(samples) - len(numbers))
+        if numbers:
+            values = [n[0] for n in numbers]
+            expected += (min(values), max(values),
+                         (sum(values) / len(values)).quantize(decimal.Decimal("0.0001"), decimal.ROUND_HALF_EVEN),
+                         max(numbers, key=lambda n: (n[1], n[2]))[0])
+        else:
+            expected += (None, None, None, None)
+        got = (count, special) + tuple(None if v is None else decimal.Decimal(v) for v in (low, high, mean, last))
+        compared += 1
+        if freshness != "fresh" or got != expected:
+            mismatched.append({"key": list(key), "freshness": freshness, "gateway": [str(v) for v in got],
+                               "server": [str(v) for v in expected]})
+    figures = {"projections": len(shown), "compared": compared, "mismatched": len(mismatched),
+               "server_days_without_projection": sum(1 for key in days if key not in shown), "first_mismatch": mismatched[:1]}
+    print(json.dumps(figures))
+    return 0 if shown and not mismatched and figures["server_days_without_projection"] == 0 else 1
 
 
 def health_verify(gateway_database, server_database, glucose_records, tenant="demo", uploaded_by=None):
@@ -203,6 +250,8 @@ def main(arguments):
     elif 4 <= len(arguments) <= 6 and arguments[0] == "health-verify":
         return health_verify(arguments[1], arguments[2], int(arguments[3]), *arguments[4:5],
                              *(int(value) for value in arguments[5:6]))
+    elif len(arguments) == 3 and arguments[0] == "projections-verify":
+        return projections_verify(arguments[1], arguments[2])
     elif len(arguments) >= 3 and arguments[0] == "field":
         field(arguments[1], arguments[2:])
     else:

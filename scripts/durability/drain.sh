@@ -40,7 +40,7 @@ drain() {
         read -r rows distinct < <("$python" "$helper" server-count "$work/server.sqlite")
         read -r released held < <("$python" "$helper" device-stats "$bus" "$(device_list)")
         if ((${#health_addresses[@]} > 0)); then
-            read -r _ health_waiting glucose_read < <("$python" "$helper" health-count "$work/gateway.sqlite" "$health_cutoff_ns")
+            read -r _ health_waiting glucose_read _ < <("$python" "$helper" health-count "$work/gateway.sqlite" "$health_cutoff_ns")
         else
             glucose_read=$glucose_records
         fi

@@ -48,6 +48,7 @@ public enum GatewayMethod: String, Sendable, CaseIterable {
     case listHealthDevices = "ListHealthDevices"
     case listHealthSamples = "ListHealthSamples"
     case backfill = "Backfill"
+    case listHealthProjections = "ListHealthProjections"
 }
 
 /// The signals of `io.tether.Gateway1`.

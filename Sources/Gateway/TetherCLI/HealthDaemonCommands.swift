@@ -79,6 +79,37 @@ extension HealthCommand {
         }
     }
 
+    /// `tether health projections [--device DEVICE]`: the server's daily rollups the gateway pulled, with freshness.
+    struct Projections: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "projections",
+            abstract: "List the backend's daily rollups of the health samples, as the gateway last pulled them.",
+            discussion: """
+                One line per device, user, metric and UTC day the gateway's uploads touched: count, min, max, mean \
+                and last value as the backend computed them from the samples it holds (deleted ones left out). \
+                FRESHNESS is fresh (the backend's answer after the last upload touching the day), stale (an \
+                upload touched the day since; the next sync pulls it) or computing (a pull is under way).
+                """)
+
+        @OptionGroup var connection: BusOptions
+
+        @Option(help: ArgumentHelp("Only this device (its address or peripheral id).", valueName: "device"))
+        var device: String?
+
+        @Flag(help: "Print an array of health projection records as JSON.")
+        var json = false
+
+        func run() async throws {
+            let device = device ?? ""
+            let projections = try await connection.withGateway { try await $0.healthProjections(device: device) }
+            if json {
+                Output.line(RecordJSON.text(projections))
+            } else {
+                Output.line(projections.isEmpty ? "No projections yet: they follow the first health upload." : HealthTables.projections(projections))
+            }
+        }
+    }
+
     /// `tether health watch [DEVICE]`: live readings, intermediates included, until interrupted.
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -36,6 +36,22 @@ enum HealthTables {
         return table.text
     }
 
+    /// `tether health projections`: one line per key, the freshness in a column.
+    static func projections(_ projections: [GatewayRecord]) -> String {
+        var table = TextTable("DEVICE", "USER", "METRIC", "DAY (UTC)", "FRESHNESS", "COUNT", "MIN", "MAX", "MEAN", "LAST", "UNIT", "FETCHED")
+        for projection in projections {
+            let fetched = projection.integer("fetched_at") != nil
+            table.add([
+                projection.string("address") ?? projection.string("peripheral_uid") ?? F.absent, F.number(projection.integer("user_index")),
+                projection.string("metric") ?? F.number(projection.integer("metric_code")), projection.string("day") ?? F.absent,
+                projection.string("freshness") ?? F.absent, fetched ? F.number(projection.integer("count")) : F.absent,
+                projection.string("min") ?? F.absent, projection.string("max") ?? F.absent, projection.string("mean") ?? F.absent,
+                projection.string("last") ?? F.absent, projection.string("unit") ?? F.absent, F.time(projection.integer("fetched_at")),
+            ])
+        }
+        return table.text
+    }
+
     /// The upload state; a rejected sample shows the backend's reason, which is what a technician acts on.
     static func upload(_ sample: GatewayRecord) -> String {
         let state = sample.string("upload_state") ?? F.absent

@@ -68,6 +68,12 @@ public final class GatewayClient: Sendable {
         try records(from: try await call(.listHealthDevices), method: .listHealthDevices)
     }
 
+    /// control-api.md: `ListHealthProjections(s device)`: "" for every device.
+    public func healthProjections(device: String) async throws -> [GatewayRecord] {
+        let reply = try await call(.listHealthProjections, [.string(device)])
+        return try records(from: reply, method: .listHealthProjections)
+    }
+
     /// control-api.md: `ListHealthSamples(s device, x since, u limit)`: `since` UTC nanoseconds, 0 = every sample.
     public func healthSamples(device: String, since: Int64, limit: UInt32) async throws -> [GatewayRecord] {
         let reply = try await call(.listHealthSamples, [.string(device), .int64(since), .uint32(limit)])

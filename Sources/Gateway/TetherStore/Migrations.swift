@@ -18,6 +18,7 @@ enum Migrations {
         migrator.registerMigration("v7-peripheral-adopted", migrate: v7PeripheralAdopted)
         migrator.registerMigration("v8-glucose-specimen-codes", migrate: v8GlucoseSpecimenCodes)
         migrator.registerMigration("v9-peripheral-pnp-id", migrate: v9PeripheralPnPID)
+        migrator.registerMigration("v10-health-projections", migrate: v10HealthProjections)
         return migrator
     }
 

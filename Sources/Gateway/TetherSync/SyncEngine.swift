@@ -20,6 +20,8 @@ public actor SyncEngine {
     private var pusher: OutboxPusher
     /// Health samples and tombstones (issue 15), after the push in every sync, with its own backoff.
     private var healthUploader: HealthUploader
+    /// The server's daily rollups for the keys the health upload touched (issue 15), right after it.
+    private var projectionPuller: HealthProjectionPuller
     private var random: SplitMix64
     /// The last sync failed because of the link: the next one probes first, then releases the commands the
     /// outage held back.
@@ -34,7 +36,8 @@ public actor SyncEngine {
     ///   - seed: randomness for leases, ids and jitter; tests pass a fixed one.
     public init(
         database: GatewayDatabase, configuration: SyncConfiguration, outbox: (any SyncOutbox)? = nil, now: @escaping @Sendable () -> Timestamp = WallClock.now,
-        seed: UInt64? = nil, healthFaults: HealthUploaderFaults = HealthUploaderFaults(), logger: Logger = Logger(label: "tether.sync")
+        seed: UInt64? = nil, healthFaults: HealthUploaderFaults = HealthUploaderFaults(),
+        projectionFaults: HealthProjectionFaults = HealthProjectionFaults(), logger: Logger = Logger(label: "tether.sync")
     ) throws(SyncFailure) {
         var system = SystemRandomNumberGenerator()
         var random = SplitMix64(seed: seed ?? system.next())
@@ -61,6 +64,9 @@ public actor SyncEngine {
         self.healthUploader = HealthUploader(
             queue: HealthUploadQueue(database: database, leaseDuration: healthLease), client: client, batchSize: configuration.batchSize,
             backoff: configuration.backoff, now: now, seed: random.next(), faults: healthFaults, logger: logger)
+        self.projectionPuller = HealthProjectionPuller(
+            projections: HealthProjections(database: database, claimDuration: healthLease), client: client, now: now, seed: random.next(),
+            faults: projectionFaults, logger: logger)
         self.random = random
     }
 
@@ -94,6 +100,9 @@ public actor SyncEngine {
             var uploader = healthUploader
             report.health = await uploader.run()
             healthUploader = uploader
+            var puller = projectionPuller
+            report.projections = await puller.run()
+            projectionPuller = puller
             try await pull(into: &report)
         } catch {
             report.failure = error

@@ -95,6 +95,13 @@ public final class SyncHTTPClient: Sendable {
         return Answer(body: try decode(answer), status: answer.status, headers: answer.headers, skew: answer.skew)
     }
 
+    /// `POST /v1/health/projections` (issue 15) with an encoded `HealthProjectionsRequest`. The caller checks that the
+    /// answer names the keys it asked, in order (`HealthProjectionPuller`).
+    public func healthProjections(body: [UInt8]) async throws(SyncFailure) -> Answer<HealthProjectionsResponse> {
+        let answer = try await send(.POST, path: HealthProjection.path, body: body)
+        return Answer(body: try decode(answer), status: answer.status, headers: answer.headers, skew: answer.skew)
+    }
+
     // MARK: - Transport
 
     private func send(

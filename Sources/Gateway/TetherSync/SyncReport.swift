@@ -45,6 +45,8 @@ public struct SyncReport: Hashable, Sendable {
     public var pull = PullReport()
     /// The health upload (issue 15); its failure is its own (`health.failure`) and does not fail the sync.
     public var health = HealthUploadReport()
+    /// The health projection pull (issue 15), after the upload; like it, its failure is its own.
+    public var projections = HealthProjectionReport()
     /// `nil` when the sync completed.
     public var failure: SyncFailure?
     /// Problems the integrity gate found (the cursor did not move).

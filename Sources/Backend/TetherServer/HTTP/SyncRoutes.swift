@@ -21,6 +21,8 @@ enum SyncRoutes {
         let health = HealthUploadRoute(store: store, limits: limits, clock: WallClock.now)
         router.post(RouterPath(HealthUpload.samplesPath)) { request, context in try await health.samples(request, context: context) }
         router.post(RouterPath(HealthUpload.deletionsPath)) { request, context in try await health.deletions(request, context: context) }
+        let projections = HealthProjectionRoute(store: store, limits: limits, clock: WallClock.now)
+        router.post(RouterPath(HealthProjection.path)) { request, context in try await projections.handle(request, context: context) }
         let export = HealthExportRoute(store: store)
         router.get(RouterPath(HealthExportRoute.path)) { request, context in try await export.handle(request, context: context) }
         return router
@@ -30,7 +32,7 @@ enum SyncRoutes {
     static func allowedMethods(forPath path: String) -> [HTTPRequest.Method]? {
         if path == SyncAPI.pushPath { return [.post] }
         if path == SyncAPI.changesPath { return [.get] }
-        if path == HealthUpload.samplesPath || path == HealthUpload.deletionsPath { return [.post] }
+        if path == HealthUpload.samplesPath || path == HealthUpload.deletionsPath || path == HealthProjection.path { return [.post] }
         if path == HealthExportRoute.path { return [.get] }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         if parts.count == 5, parts[0].isEmpty, parts[1] == "v1", parts[2] == "devices", !parts[3].isEmpty, parts[4] == "settings" {

@@ -51,6 +51,10 @@ public protocol ServerStore: Sendable {
 
     /// The tenant's tombstones, by `requested_at` then uid.
     func healthDeletions(tenant: String) async throws -> [HealthDeletionRow]
+
+    /// For each key, in order, the tenant's undeleted samples under it (`HealthProjectionKey`: device uid, user index,
+    /// metric, UTC day), read in one snapshot; `HealthRollupCalculation` makes the rollups.
+    func healthProjectionInputs(tenant: String, keys: [HealthProjectionKey]) async throws -> [[HealthProjectionInput]]
 }
 
 /// Feed entries as stored: the sequence, the gateway that caused them, and the change.

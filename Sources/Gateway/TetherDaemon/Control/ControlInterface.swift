@@ -91,6 +91,11 @@ enum ControlInterface {
                 DBusMethod(GatewayMethod.backfill.rawValue, inputs: [DBusArgument("device", "s")], outputs: [DBusArgument("results", "aa{sv}")]) { call in
                     [try await control.backfill(try string(call, 0))]
                 },
+                DBusMethod(
+                    GatewayMethod.listHealthProjections.rawValue, inputs: [DBusArgument("device", "s")], outputs: [DBusArgument("projections", "aa{sv}")]
+                ) { call in
+                    [try control.listHealthProjections(device: try string(call, 0))]
+                },
             ],
             signals: [
                 DBusSignalDeclaration("DeviceChanged", arguments: [DBusArgument("device", "a{sv}")]),

@@ -29,6 +29,32 @@ extension ControlRecords {
         ])
     }
 
+    /// docs/specs/control-api.md, "Health projection": the key, the freshness and the last rollup fetched.
+    static func healthProjection(_ entry: HealthProjections.Entry, address: String?) -> DBusValue {
+        let rollup = entry.rollup
+        return dictionary([
+            "peripheral_uid": .string(entry.key.deviceUid),
+            "address": address.map { .string($0) },
+            "user_index": entry.key.userIndex.map { .uint32(UInt32(clamping: $0)) },
+            "metric": HealthLiveReading.metricName(mdcCode: entry.key.metricCode).map { .string($0) },
+            "metric_code": .uint32(UInt32(clamping: entry.key.metricCode)),
+            "day": .string(entry.key.day),
+            "freshness": .string(entry.freshness.rawValue),
+            "count": rollup.map { .uint32(UInt32(clamping: $0.count)) },
+            "special_count": rollup.map { .uint32(UInt32(clamping: $0.specialCount)) },
+            "unit": rollup?.unit.map { .string($0) },
+            "min": rollup?.min.map { .string($0) },
+            "max": rollup?.max.map { .string($0) },
+            "sum": rollup?.sum.map { .string($0) },
+            "mean": rollup?.mean.map { .string($0) },
+            "last": rollup?.lastValue.map { .string($0) },
+            "last_at": rollup?.lastEffectiveAt.map { .int64($0) },
+            "revision": rollup.map { .string($0.revision) },
+            "computed_at": rollup.map { .int64($0.computedAt) },
+            "fetched_at": entry.fetchedAt.map { .int64($0.nanoseconds) },
+        ])
+    }
+
     static func healthCursor(_ cursor: HealthIngestCursorRecord) -> DBusValue {
         dictionary([
             "characteristic": .string(shortCharacteristic(cursor.stream.characteristic)),

@@ -38,6 +38,18 @@ extension GatewayControl {
         return ControlRecords.list(samples.map { ControlRecords.healthSample($0, address: peripheral.identityAddress) })
     }
 
+    /// The server's daily rollups the gateway pulled (issue 15; docs/design/health.md, "Projections"), with their
+    /// freshness; `device` is an address or a peripheral uid, "" for every device.
+    func listHealthProjections(device: String) throws(DBusError) -> DBusValue {
+        let only = device.isEmpty ? nil : try healthPeripheral(device)
+        let projections = HealthProjections(database: store.database)
+        let entries = try storeCall { () throws(StoreError) in try projections.entries(deviceUid: only?.uid) }
+        let peripherals = try storeCall { () throws(StoreError) in try peripheralRegistry.peripherals() }
+        var addresses: [String: String] = [:]
+        for peripheral in peripherals { addresses[peripheral.uid] = peripheral.identityAddress }
+        return ControlRecords.list(entries.map { ControlRecords.healthProjection($0, address: addresses[$0.key.deviceUid]) })
+    }
+
     /// Runs the cold lane now on a connected device that keeps records behind a RACP, and answers when it ended.
     func backfill(_ device: String) async throws -> DBusValue {
         let peripheral = try healthPeripheral(device)

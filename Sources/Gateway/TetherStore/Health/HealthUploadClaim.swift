@@ -14,6 +14,14 @@ public enum HealthUploadKind: String, Hashable, Sendable, CaseIterable {
         }
     }
 
+    /// The `healthSample.id` a row of this queue names, by the row's uid (bound as the one argument).
+    var sampleIdSQL: String {
+        switch self {
+        case .samples: "SELECT id FROM healthSample WHERE uid = ?"
+        case .deletions: "SELECT sampleId FROM healthDeletion WHERE uid = ?"
+        }
+    }
+
     /// The partial index `(uploadState, id) WHERE uploadState <> 'uploaded'` the claim walks.
     var index: String {
         switch self {

@@ -18,6 +18,8 @@ import TetherPrimitives
 ///    makes its rows `failed`, claimable by the next run.
 /// 4. A sample deleted before it was uploaded is still uploaded, then its tombstone: the backend sees the reading
 ///    and its deletion, the same history the gateway keeps (the row stays, marked deleted).
+/// 5. Marking a sample or tombstone `uploaded` makes its sample's projection key stale in the same transaction
+///    (`HealthProjections`, rule 1: the dirty keys the projection pull fetches).
 public struct HealthUploadQueue: Sendable {
     public let database: GatewayDatabase
     /// How long a claim is exclusive: longer than a request can take, so that only a dead upload loses it.
@@ -113,7 +115,13 @@ public struct HealthUploadQueue: Sendable {
                 switch verdict {
                 case .uploaded:
                     try db.cachedStatement(sql: uploadedSQL).execute(arguments: ["uid": uid, "request": requestId])
-                    if db.changesCount == 1 { marks.uploaded += 1 } else { marks.notHeld += 1 }
+                    guard db.changesCount == 1 else {
+                        marks.notHeld += 1
+                        continue
+                    }
+                    marks.uploaded += 1
+                    // Rule 5: the server's samples under the key changed (or may have: a duplicate), in this transaction.
+                    try HealthProjections.markStale(sampleIdSQL: kind.sampleIdSQL, arguments: [uid], db)
                 case .rejected(let reason):
                     // The column refuses an empty reason: a server that gave none still rejected.
                     let text = reason.isEmpty ? "rejected by the server without a reason" : reason

@@ -178,6 +178,8 @@ extension PostgresServerStore {
                 """,
             ]
         ),
+        // Health projections (issue 15): the same index as SQLite's v3.
+        ("v3", ["CREATE INDEX health_sample_projection ON health_sample (tenant, device_uid, metric_code, effective_at)"]),
     ]
 
     public func migrate() async throws {

@@ -84,3 +84,36 @@ extension PostgresServerStore {
         }
     }
 }
+
+// Health projections: each key's undeleted rows, all in one REPEATABLE READ transaction (one snapshot per answer).
+extension PostgresServerStore {
+    public func healthProjectionInputs(tenant: String, keys: [HealthProjectionKey]) async throws -> [[HealthProjectionInput]] {
+        let logger = logger
+        return try await transaction { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            var answers: [[HealthProjectionInput]] = []
+            for key in keys {
+                guard let day = HealthProjectionDay(text: key.day) else {
+                    answers.append([])
+                    continue
+                }
+                let instants = day.instants
+                let metric = Int64(key.metricCode)
+                let user = key.userIndex.map(Int64.init)
+                let query: PostgresQuery = """
+                    SELECT uid, value_status, canonical_value, canonical_unit, effective_at FROM health_sample
+                    WHERE tenant = \(tenant) AND device_uid = \(key.deviceUid) AND metric_code = \(metric)
+                      AND effective_at >= \(instants.lowerBound) AND effective_at < \(instants.upperBound)
+                      AND user_index IS NOT DISTINCT FROM \(user)::integer AND deleted_at IS NULL
+                    """
+                var inputs: [HealthProjectionInput] = []
+                let rows = try await connection.query(query, logger: logger)
+                for try await (uid, status, value, unit, effectiveAt) in rows.decode((String, String, String?, String, Int64).self) {
+                    inputs.append(HealthProjectionInput(uid: uid, valueStatus: status, value: value, unit: unit, effectiveAt: effectiveAt))
+                }
+                answers.append(inputs)
+            }
+            return answers
+        }
+    }
+}

@@ -180,6 +180,11 @@ extension SQLiteServerStore {
                 ) STRICT, WITHOUT ROWID;
                 """)
         }
+        // Health projections (issue 15): a key's rows are one device's metric over one day, so the rollup reads an
+        // index range instead of the tenant's samples.
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: "CREATE INDEX health_sample_projection ON health_sample (tenant, device_uid, metric_code, effective_at)")
+        }
         return migrator
     }
 }

@@ -71,3 +71,29 @@ extension SQLiteServerStore {
         for deleted in writes.deletedSamples { try mark.execute(arguments: [deleted.deletedAt, tenant, deleted.uid]) }
     }
 }
+
+// Health projections: each key's undeleted rows in one read transaction (one snapshot for the whole answer).
+extension SQLiteServerStore {
+    public func healthProjectionInputs(tenant: String, keys: [HealthProjectionKey]) async throws -> [[HealthProjectionInput]] {
+        try await pool.read { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT uid, value_status, canonical_value, canonical_unit, effective_at FROM health_sample
+                    WHERE tenant = ? AND device_uid = ? AND metric_code = ? AND effective_at >= ? AND effective_at < ?
+                      AND user_index IS ? AND deleted_at IS NULL
+                    """)
+            return try keys.map { key in
+                // A key whose day does not parse names no samples (the route refuses such keys before this).
+                guard let day = HealthProjectionDay(text: key.day) else { return [] }
+                let instants = day.instants
+                return try Row.fetchAll(
+                    statement, arguments: [tenant, key.deviceUid, key.metricCode, instants.lowerBound, instants.upperBound, key.userIndex]
+                ).map { row in
+                    HealthProjectionInput(
+                        uid: row["uid"], valueStatus: row["value_status"], value: row["canonical_value"], unit: row["canonical_unit"],
+                        effectiveAt: row["effective_at"])
+                }
+            }
+        }
+    }
+}
