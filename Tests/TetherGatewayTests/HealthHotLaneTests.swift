@@ -63,6 +63,10 @@ struct HealthHotLaneTests {
             }
 
             let before = samples.count
+            // The session subscribes the measurement first, whose indications carry the stored readings at once; a
+            // measurement taken before Intermediate Cuff Pressure is subscribed too would show no intermediates.
+            let cuffDevice = try #require(await harness.simulated.simulator.device(at: SimulatedBlueZ.devicePath(address)))
+            try await waitUntil("intermediate cuff pressure subscribed") { await cuffDevice.isHealthSubscribed(0x2A36) }
             let taken = try await harness.simulated.control(
                 "TakeMeasurement", [.objectPath(SimulatedBlueZ.devicePath(address)), .variantDictionary([:])])
             #expect(taken == [.bool(true)])

@@ -158,6 +158,12 @@ extension SimulatedDevice {
         notificationsSent += 1
     }
 
+    /// Whether a client has this health characteristic's values coming (StartNotify or AcquireNotify): for tests
+    /// that must not make the device send before the gateway listens.
+    public func isHealthSubscribed(_ uuid: UInt16) -> Bool {
+        healthNotifySockets[uuid] != nil || !(healthNotifySessions[uuid] ?? []).isEmpty
+    }
+
     // MARK: - Control
 
     /// The person takes a measurement (control surface).
