@@ -59,8 +59,8 @@ let package = Package(
             ],
             path: "Sources/tether-store-bench"
         ),
-        // Drains queued commands to the reference server on loopback (SQLite and PostgreSQL) and measures the
-        // server's ingest with concurrent gateways (docs/design/sync.md).
+        // Drains queued commands, or health samples through the health uploader, to the reference server on loopback
+        // (SQLite and PostgreSQL), and measures the server's ingest with concurrent gateways (docs/measurements/sync.md).
         .executableTarget(
             name: "TetherSyncBench",
             dependencies: [

@@ -17,6 +17,8 @@ struct BenchBackend {
     var arguments: [String]
     var storage: ServerStorage
     var cluster: PostgresCluster?
+    /// The PostgreSQL database the server uses, for reading its tables back (psql).
+    var database: String?
 
     static func make(_ kind: String, directory: String) async throws -> BenchBackend {
         switch kind {
@@ -28,7 +30,7 @@ struct BenchBackend {
             let database = try await cluster.createDatabase("tether_bench")
             return BenchBackend(
                 name: "postgres", arguments: ["--postgres", cluster.url(database: database)], storage: .postgres(cluster.configuration(database: database)),
-                cluster: cluster)
+                cluster: cluster, database: database)
         default:
             throw ServerChild.Failure(description: "unknown backend \(kind): sqlite or postgres")
         }
@@ -71,16 +73,16 @@ enum DrainBenchmark {
         for kind in kinds {
             var single = options
             single.outbox = kind
-            rates[kind] = try await run(backendKind, single, logger: logger)
+            rates[kind] = try await run(backendKind, single, logger: logger).rate
         }
         if let legacy = rates["legacy"], let store = rates["store"] {
             print("[\(backendKind)] drain: store / legacy baseline = \(String(format: "%.2f", store / legacy))× the commands/s, same run")
         }
     }
 
-    /// One drain; returns commands/s.
+    /// One drain; returns what it cost per command.
     @discardableResult
-    static func run(_ backendKind: String, _ options: Options, logger: Logger) async throws -> Double {
+    static func run(_ backendKind: String, _ options: Options, logger: Logger) async throws -> DrainResult {
         let directory = try makeTemporaryDirectory("tether-bench")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let backend = try await BenchBackend.make(backendKind, directory: directory)
@@ -144,7 +146,7 @@ enum DrainBenchmark {
               server holds    \(statistics.events) events, \(statistics.appliedCommands) applied commands; gateway outbox left \(left)
               exactly once    \(statistics.appliedCommands == queued && left == 0 ? "yes" : "NO")
             """)
-        return rate
+        return DrainResult(items: queued - left, measurement: measurement)
     }
 }
 

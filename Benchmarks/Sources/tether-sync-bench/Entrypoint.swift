@@ -6,9 +6,9 @@ import TetherStore
 struct SyncBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tether-sync-bench",
-        abstract: "Drains queued commands to tether-server on loopback and measures the server's ingest. Build in release, with tether-server.")
+        abstract: "Drains queued commands or health samples to tether-server on loopback and measures the server's ingest. Build in release, with tether-server.")
 
-    @Option(help: "drain, ingest or all.") var mode = "all"
+    @Option(help: "drain, ingest, all (drain and ingest), health-drain or claim-profile.") var mode = "all"
     @Option(help: "sqlite, postgres or both.") var backend = "both"
     @Option(help: "Commands to drain.") var commands = 1_000_000
     @Option(help: "Devices the events are spread over.") var devices = 16
@@ -19,6 +19,11 @@ struct SyncBench: AsyncParsableCommand {
     var outbox = "store"
     @Option(help: "Concurrent simulated gateways for the ingest run.") var gateways = 10
     @Option(help: "Pushes per simulated gateway.") var ingestBatches = 20
+    @Option(help: "Health samples to seed and drain (health-drain).") var samples = 1_000_000
+    @Option(help: "Health devices the samples come from, one kind in four: glucose meter, CGM, pulse oximeter, blood pressure cuff.")
+    var healthDevices = 40
+    @Option(help: "Records per cold-lane commit while seeding (one RACP answer).") var healthRecordsPerBatch = 50
+    @Flag(help: "After the health drain, the outbox drain of the same size in the same run, with the ratios.") var compareOutbox = false
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -34,6 +39,17 @@ struct SyncBench: AsyncParsableCommand {
         guard ["store", "legacy", "both"].contains(outbox) else { throw ValidationError("--outbox is store, legacy or both") }
         if mode == "claim-profile" {
             try ClaimProfile.run(commands: commands)
+            return
+        }
+        if mode == "health-drain" {
+            for kind in backends {
+                try await HealthDrainBenchmark.compare(
+                    kind,
+                    .init(
+                        samples: samples, devices: healthDevices, recordsPerBatch: healthRecordsPerBatch, batchSize: batchSize, concurrency: concurrency,
+                        gatewaySynchronous: synchronous, compareOutbox: compareOutbox),
+                    logger: logger)
+            }
             return
         }
         if mode == "drain" || mode == "all" {
