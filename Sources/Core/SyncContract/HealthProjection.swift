@@ -1,4 +1,5 @@
 import Foundation
+import TetherPrimitives
 
 /// Server-computed daily rollups of health samples (issue 15; docs/specs/sync-api.yaml, "Health projections"). The
 /// gateway asks for the keys its uploads touched (its dirty keys) and keeps the answers with their freshness; the
@@ -81,13 +82,13 @@ public struct HealthProjectionDay: Hashable, Sendable, Comparable {
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10) else { return nil }
-        guard year >= 1, (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year) else { return nil }
-        daysSinceEpoch = Self.days(year: Int64(year), month: Int64(month), day: Int64(day))
+        guard year >= 1, (1...12).contains(month), day >= 1, Int64(day) <= CivilDate.daysIn(month: Int64(month), year: Int64(year)) else { return nil }
+        daysSinceEpoch = CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day))
     }
 
     /// `YYYY-MM-DD`; years outside 0001-9999 (instants no sample has) are printed as they fall, for logs only.
     public var text: String {
-        let (year, month, day) = Self.civil(daysSinceEpoch)
+        let (year, month, day) = CivilDate.civil(days: daysSinceEpoch)
         func pad(_ value: Int64, _ width: Int) -> String {
             let digits = String(value.magnitude)
             return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
@@ -107,37 +108,6 @@ public struct HealthProjectionDay: Hashable, Sendable, Comparable {
     }
 
     public static func < (a: Self, b: Self) -> Bool { a.daysSinceEpoch < b.daysSinceEpoch }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days from civil (Hinnant, "chrono-Compatible Low-Level Date Algorithms", days_from_civil).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// Civil from days (the same paper's civil_from_days).
-    static func civil(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
 }
 
 /// One key's rollup (`HealthRollup` in the spec). Over the key's undeleted samples whose value is a number:

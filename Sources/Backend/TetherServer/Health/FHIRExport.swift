@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SyncContract
+import TetherPrimitives
 
 /// Stored health samples as an HL7 FHIR R4 transaction Bundle (hl7.org/fhir/R4/bundle.html, §2.36.4 transactions):
 /// a pure function of the rows, so that the endpoint, the command and the tests share one mapping.
@@ -184,7 +185,7 @@ public enum FHIRExport {
         let (milliseconds, _) = floorDivide(nanoseconds, 1_000_000)
         let (seconds, millisecond) = floorDivide(milliseconds, 1000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.civil(days: days)
         guard (1...9999).contains(year) else { return nil }
         func pad(_ value: Int64, _ width: Int) -> String {
             let text = String(value)
@@ -198,20 +199,6 @@ public enum FHIRExport {
         let quotient = value / divisor
         let remainder = value % divisor
         return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
-    }
-
-    /// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level Date
-    /// Algorithms", civil_from_days).
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// A name-based UUID, version 5 (RFC 9562 §5.5: SHA-1 of namespace and name), in Tether's export namespace.

@@ -68,7 +68,7 @@ public struct DeviceDateTime: Hashable, Sendable, CustomStringConvertible {
     /// in UTC); this only does the calendar arithmetic.
     public var secondsSinceEpochAsIfUTC: Int64? {
         guard isKnown else { return nil }
-        let days = Self.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day))
+        let days = CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day))
         return days * 86_400 + Int64(hours) * 3_600 + Int64(minutes) * 60 + Int64(seconds)
     }
 
@@ -76,7 +76,7 @@ public struct DeviceDateTime: Hashable, Sendable, CustomStringConvertible {
     public init(secondsSinceEpoch: Int64) {
         let days = secondsSinceEpoch >= 0 ? secondsSinceEpoch / 86_400 : (secondsSinceEpoch - 86_399) / 86_400
         let secondOfDay = secondsSinceEpoch - days * 86_400
-        let (year, month, day) = Self.civilFromDays(days)
+        let (year, month, day) = CivilDate.civil(days: days)
         self.init(
             year: UInt16(clamping: year), month: UInt8(month), day: UInt8(day),
             hours: UInt8(secondOfDay / 3_600), minutes: UInt8(secondOfDay % 3_600 / 60), seconds: UInt8(secondOfDay % 60)
@@ -97,39 +97,7 @@ public struct DeviceDateTime: Hashable, Sendable, CustomStringConvertible {
         if hours > 23 { return ("hours", Int(hours)) }
         if minutes > 59 { return ("minutes", Int(minutes)) }
         if seconds > 59 { return ("seconds", Int(seconds)) }
-        if isKnown && day > Self.daysInMonth(year: Int64(year), month: Int64(month)) { return ("day", Int(day)) }
+        if isKnown && Int64(day) > CivilDate.daysIn(month: Int64(month), year: Int64(year)) { return ("day", Int(day)) }
         return nil
-    }
-
-    private static func daysInMonth(year: Int64, month: Int64) -> UInt8 {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible Low-Level Date
-    /// Algorithms", days_from_civil).
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The inverse of `daysFromCivil` (civil_from_days in the same paper).
-    static func civilFromDays(_ days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPrime = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
-        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
