@@ -99,7 +99,7 @@ let bus: [Target] = [
 let gateway: [Target] = [
     // The local-first store: one GatewayDatabase owning a WAL DatabasePool (synchronous=FULL), migrations, the
     // consumption and device-settings services, the outbox, group commit with ACK-after-commit, storage limits.
-    .target(name: "TetherStore", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives", grdb], path: "Sources/Gateway/TetherStore"),
+    .target(name: "TetherStore", dependencies: ["LinkProtocol", "TetherSettings", "TetherPrimitives", grdb, .product(name: "GRDBSQLite", package: "GRDB.swift")], path: "Sources/Gateway/TetherStore"),
 
     // The gateway's BlueZ side: SupervisorDriver (the supervisor's I/O edge), device sessions (notifications →
     // LinkSession → group commit, ACK after commit), and the Gateway façade tetherd runs.

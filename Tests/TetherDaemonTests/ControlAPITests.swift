@@ -35,6 +35,12 @@ import TetherTestSupport
             #expect(status["last_sync_result"]?.stringValue == "never")
             #expect(status["storage"]?.stringValue == "ok")
             #expect((status["database_bytes"]?.int64Value ?? 0) > 0)
+            // Debian's SQLite keeps memory statistics: the daemon's open database holds some of its heap.
+            #expect((status["sqlite_heap_bytes"]?.int64Value ?? 0) > 0)
+            #expect((status["sqlite_heap_highwater_bytes"]?.int64Value ?? 0) >= (status["sqlite_heap_bytes"]?.int64Value ?? 0))
+            #expect(status["health_samples_waiting"]?.uint32Value == 0)
+            #expect(status["health_samples_rejected"]?.uint32Value == 0)
+            #expect(status["health_deletions_waiting"]?.uint32Value == 0)
             #expect(status["outbox_oldest_pending_age"] == nil)  // no value: left out
             try await waitUntil("BlueZ seen by the gateway", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
                 try await bed.client.status()["bluez_available"]?.boolValue == true

@@ -61,7 +61,7 @@ import FoundationNetworking
             #expect(status == 200)
             for name in [
                 "tether_devices_connected 1", "tether_frames_received_total", "tether_ack_latency_seconds_count",
-                "tether_outbox_commands{status=\"pending\"}", "tether_database_bytes", "tether_connection_attempts_total{result=\"connected\"}",
+                "tether_outbox_commands{status=\"pending\"}", "tether_database_bytes", "tether_sqlite_heap_bytes", "tether_connection_attempts_total{result=\"connected\"}",
             ] {
                 #expect(metrics.contains(name), "missing \(name) in:\n\(metrics)")
             }

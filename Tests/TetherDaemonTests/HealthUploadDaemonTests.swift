@@ -3,7 +3,9 @@ import DBus
 import Foundation
 import HealthDeviceModel
 import Testing
+@testable import TetherDaemon
 import TetherServer
+import TetherStore
 import TetherSyncTesting
 import TetherTestSupport
 #if canImport(FoundationNetworking)
@@ -61,5 +63,39 @@ import FoundationNetworking
             }
             await server.stop()
         }
+    }
+
+    @Test(.timeLimit(.minutes(4)))
+    func statusCountsWhatWaitsForTheBackend() async throws {
+        var cuff = HealthDeviceSettings(kind: .bloodPressure)
+        cuff.storedRecords = 2
+        try await HealthControlTests.with([cuff]) { bed in
+            // A backend nobody listens on: every upload fails, so every stored sample keeps waiting.
+            let tokenFile = try bed.directory.write("sync.token", "tok_unused\n", mode: 0o600)
+            try await bed.startDaemon(extra: """
+                [sync]
+                server_url = "http://127.0.0.1:\(try DaemonLifecycleTests.freePort())"
+                token_file = "\(tokenFile)"
+                interval = "1h"
+                """)
+            _ = try await bed.pair(HealthControlTests.cuff)
+            try await waitUntil("the cuff's readings stored", seconds: 90, every: .milliseconds(100), retryingErrors: true) {
+                try await HealthControlTests.samples(bed, HealthControlTests.cuff).count { $0["metric"]?.stringValue == "blood_pressure_systolic" } == 2
+            }
+            let stored = try await HealthControlTests.samples(bed, HealthControlTests.cuff).count
+            let status = try await bed.client.status()
+            #expect(stored > 0)
+            #expect(status["health_samples_waiting"]?.uint32Value == UInt32(stored))
+            #expect(status["health_samples_rejected"]?.uint32Value == 0)
+            #expect(status["health_deletions_waiting"]?.uint32Value == 0)
+            try await bed.stopDaemon()
+        }
+    }
+
+    @Test("status counts pending, leased and failed rows as waiting; rejected and uploaded ones are not")
+    func waitingRows() {
+        let counts: [HealthUploadState: Int] = [.pending: 1, .leased: 2, .failed: 4, .rejected: 8, .uploaded: 16]
+        #expect(ControlRecords.waiting(counts) == 7)
+        #expect(ControlRecords.waiting([:]) == 0)
     }
 }

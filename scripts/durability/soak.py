@@ -3,9 +3,11 @@
 tether-sim, and the verdict on the samples.
 
   soak.py header                                 the samples file's CSV header
-  soak.py sample PID START GATEWAY_DB            one CSV line: seconds since START (a Unix time), tetherd's RSS
+  soak.py sample PID START GATEWAY_DB [TETHER]   one CSV line: seconds since START (a Unix time), tetherd's RSS
                                                  (KiB), threads, open descriptors, database and WAL bytes, pending
-                                                 outbox commands and the age (s) of the oldest
+                                                 outbox commands and the age (s) of the oldest, and what SQLite holds
+                                                 in tetherd's memory (KiB; from `TETHER status --json`, the CLI at
+                                                 that path, or empty)
   soak.py inject BUS FAULT                       FAULT: bluetoothd-restart | disconnect-all (every link drops)
   soak.py analyze SAMPLES WARMUP_SECONDS         slopes after the warm-up (least squares), the ranges, and the
                                                  verdict; prints `key value` lines and exits 1 when it fails
@@ -22,6 +24,11 @@ bound (256 MiB per hour: the SyncService timer leak grew 5 GiB per hour). The sh
 not slow ones. The
 outbox's oldest command is reported, not judged here: after the run, sync must drain (soak.sh's verification).
 
+Where the memory goes is reported beside the verdict, not judged: SQLite's own heap (its page caches fill with the
+pages queries touch, up to each connection's cache_size, so they rise with the database until full), the rest of
+resident memory (RSS minus that heap), and the resident memory's slope over the window's second half alone (a
+cache filling up shows as a slope that falls; a leak keeps its slope).
+
 Only the standard library and python3-dbus (Debian) are used. The database is opened read-only.
 """
 import os
@@ -30,7 +37,8 @@ import sys
 import time
 
 SIMULATOR = ("org.bluez", "/io/tether/simulator", "io.tether.Simulator1")
-COLUMNS = ["seconds", "rss_kib", "threads", "descriptors", "database_bytes", "wal_bytes", "outbox_pending", "outbox_oldest_seconds"]
+COLUMNS = ["seconds", "rss_kib", "threads", "descriptors", "database_bytes", "wal_bytes", "outbox_pending", "outbox_oldest_seconds",
+           "sqlite_heap_kib"]
 # Per hour, projected from the slope after the warm-up: for a window of LONG_WINDOW_HOURS or more, and loose ones
 # for a shorter window.
 LONG_WINDOW_HOURS = 0.5
@@ -72,12 +80,27 @@ def size(path):
         return 0
 
 
-def sample(pid, start, database):
+def sqlite_heap_kib(tether):
+    """SQLite's heap in tetherd (`sqlite_heap_bytes` of `tether status --json`), or "" when it cannot be read."""
+    if not tether:
+        return ""
+    import json
+    import subprocess
+    try:
+        answer = subprocess.run([tether, "status", "--json"], capture_output=True, timeout=20, check=True)
+        heap = json.loads(answer.stdout).get("sqlite_heap_bytes")
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return ""
+    return heap // 1024 if isinstance(heap, int) else ""
+
+
+def sample(pid, start, database, tether=None):
     now = time.time()
     rss, threads = status(pid)
     descriptors = len(os.listdir("/proc/%d/fd" % pid))
     pending, oldest = outbox(database, now)
-    values = [round(now - start, 1), rss, threads, descriptors, size(database), size(database + "-wal"), pending, round(oldest, 1)]
+    values = [round(now - start, 1), rss, threads, descriptors, size(database), size(database + "-wal"), pending, round(oldest, 1),
+              sqlite_heap_kib(tether)]
     print(",".join(str(v) for v in values))
 
 
@@ -106,7 +129,8 @@ def slope(points):
 def analyze(path, warmup):
     with open(path) as handle:
         lines = [line.strip().split(",") for line in handle if line.strip()]
-    rows = [dict(zip(COLUMNS, map(float, line))) for line in lines[1:]]
+    header = lines[0]
+    rows = [{key: float(value) for key, value in zip(header, line) if value != ""} for line in lines[1:]]
     after = [row for row in rows if row["seconds"] >= warmup]
     failures = []
     if len(after) < 5:
@@ -131,6 +155,16 @@ def analyze(path, warmup):
                 failures.append("resident memory grows %.0f KiB per hour after the warm-up (bound %d)" % (per_hour, bound))
         elif last_floor - first_floor > (FLOOR_RISE if long_run else SHORT_FLOOR_RISE):
             failures.append("the floor of %s rose from %d to %d" % (column, first_floor, last_floor))
+    # Where the memory goes (reported, not judged; see the module's documentation).
+    second_half = [row for row in after if row["seconds"] >= (after[0]["seconds"] + after[-1]["seconds"]) / 2]
+    if len(second_half) >= 5:
+        report.append(("rss_kib_slope_per_hour_second_half", round(slope([(row["seconds"] / 3600, row["rss_kib"]) for row in second_half]), 1)))
+    with_heap = [row for row in after if "sqlite_heap_kib" in row]
+    if len(with_heap) >= 5:
+        report += [("sqlite_heap_kib_slope_per_hour", round(slope([(row["seconds"] / 3600, row["sqlite_heap_kib"]) for row in with_heap]), 1)),
+                   ("sqlite_heap_kib_first", int(with_heap[0]["sqlite_heap_kib"])), ("sqlite_heap_kib_last", int(with_heap[-1]["sqlite_heap_kib"])),
+                   ("rss_minus_sqlite_heap_kib_slope_per_hour",
+                    round(slope([(row["seconds"] / 3600, row["rss_kib"] - row["sqlite_heap_kib"]) for row in with_heap]), 1))]
     wal = max(row["wal_bytes"] for row in rows)
     report += [("wal_bytes_max", int(wal)), ("database_bytes_last", int(after[-1]["database_bytes"])),
                ("outbox_oldest_seconds_max", max(row["outbox_oldest_seconds"] for row in rows)),
@@ -146,8 +180,8 @@ def analyze(path, warmup):
 def main(arguments):
     if arguments[:1] == ["header"]:
         print(",".join(COLUMNS))
-    elif len(arguments) == 4 and arguments[0] == "sample":
-        sample(int(arguments[1]), float(arguments[2]), arguments[3])
+    elif len(arguments) in (4, 5) and arguments[0] == "sample":
+        sample(int(arguments[1]), float(arguments[2]), arguments[3], arguments[4] if len(arguments) == 5 else None)
     elif len(arguments) == 3 and arguments[0] == "inject":
         inject(arguments[1], arguments[2])
     elif len(arguments) == 3 and arguments[0] == "analyze":

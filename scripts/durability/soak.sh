@@ -114,7 +114,7 @@ faults_done=0
 declare -A fault_counts=([bluetoothd-restart]=0 [disconnect-all]=0 [backend-outage]=0)
 while ((SECONDS < deadline)); do
     if ((SECONDS >= next_sample)); then
-        "$python" "$soak" sample "$tetherd_pid" "$start_time" "$work/gateway.sqlite" >>"$work/samples.csv" ||
+        "$python" "$soak" sample "$tetherd_pid" "$start_time" "$work/gateway.sqlite" "$bin/tether" >>"$work/samples.csv" ||
             fail "tetherd (pid $tetherd_pid) is gone; see $work/tetherd.log"
         next_sample=$((next_sample + sample_seconds))
         if ((SECONDS / 600 != (SECONDS - sample_seconds) / 600)); then

@@ -48,9 +48,18 @@ struct StatusCommand: AsyncParsableCommand {
                 + "\(F.number(status.integer("outbox_dead"))) dead; oldest pending \(F.duration(status.integer("outbox_oldest_pending_age")))",
         ])
         table.add(["conflicts", F.number(status.integer("conflicts"))])
+        table.add([
+            "health upload",
+            "\(F.number(status.integer("health_samples_waiting"))) samples waiting (\(F.number(status.integer("health_samples_failed"))) failed, retried), "
+                + "\(F.number(status.integer("health_samples_rejected"))) rejected; \(F.number(status.integer("health_deletions_waiting"))) deletions waiting",
+        ])
         table.add(["last sync", syncLine])
         table.add(["clock skew", F.duration(status.integer("sync_clock_skew"))])
-        table.add(["storage", (status.string("storage") ?? F.absent) + ", database " + F.bytes(status.integer("database_bytes"))])
+        table.add([
+            "storage",
+            (status.string("storage") ?? F.absent) + ", database " + F.bytes(status.integer("database_bytes"))
+                + (status.integer("sqlite_heap_bytes").map { ", SQLite heap " + F.bytes($0) } ?? ""),
+        ])
         return table.lines.dropFirst().joined(separator: "\n")
     }
 }

@@ -55,6 +55,16 @@ public final class GatewayDatabase: Sendable {
         /// the commit path; the writer's own checkpoint is the fallback that bounds the WAL (16 MiB of 4 KiB pages)
         /// should the background one not run or not keep up. `nil` keeps SQLite's 1000.
         public var walAutocheckpointPages: Int? = 4096
+        /// Reader connections the pool may hold open at once (GRDB's default is 5). tetherd's reads are short
+        /// (status, the samplers, sync's queries), and every reader that was ever opened stays open with its own
+        /// page cache, so a few are enough.
+        public var maximumReaderCount = 3
+        /// `PRAGMA cache_size` of each reader connection, in KiB (`nil`: SQLite's default, 2,000 KiB). A reader's
+        /// cache fills with the pages its queries touch and keeps them, so as the database grows past it each
+        /// reader's share of tetherd's memory creeps up to this bound: the slow rise the two-hour soak measured
+        /// (docs/measurements/durability.md). The writer keeps SQLite's default: the commit path is the one that
+        /// gains from a warm cache (its B-tree interior pages).
+        public var readerCacheKiB: Int? = 512
 
         public init() {}
     }
@@ -125,11 +135,18 @@ public final class GatewayDatabase: Sendable {
         let synchronous = configuration.synchronous.rawValue
         let maximumPageCount = configuration.maximumPageCount
         let walAutocheckpointPages = configuration.walAutocheckpointPages
+        let readerCacheKiB = configuration.readerCacheKiB
+        grdb.maximumReaderCount = max(1, configuration.maximumReaderCount)
         grdb.prepareDatabase { db in
             // Per connection; see the type's documentation for why FULL.
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if let maximumPageCount { try db.execute(sql: "PRAGMA max_page_count = \(maximumPageCount)") }
             if let walAutocheckpointPages { try db.execute(sql: "PRAGMA wal_autocheckpoint = \(walAutocheckpointPages)") }
+            // DatabasePool opens its readers with a read-only configuration; the writer and a queue are not.
+            if let readerCacheKiB, db.configuration.readonly {
+                // A negative cache_size is a size in KiB, not pages (https://sqlite.org/pragma.html#pragma_cache_size).
+                try db.execute(sql: "PRAGMA cache_size = -\(max(64, readerCacheKiB))")
+            }
         }
         return grdb
     }

@@ -37,9 +37,21 @@ enum ControlRecords {
             "last_sync_error": sync?.lastResult?.failure.map { .string($0.description) },
             "sync_clock_skew": sync?.clockSkew.map { .int64($0.offset.nanoseconds) },
             "database_bytes": .int64(summary.databaseBytes),
+            "health_samples_waiting": .uint32(UInt32(clamping: waiting(summary.healthBacklog.samples))),
+            "health_samples_failed": .uint32(UInt32(clamping: summary.healthBacklog.samples[.failed] ?? 0)),
+            "health_samples_rejected": .uint32(UInt32(clamping: summary.healthBacklog.samples[.rejected] ?? 0)),
+            "health_deletions_waiting": .uint32(UInt32(clamping: waiting(summary.healthBacklog.deletions))),
+            "sqlite_heap_bytes": summary.sqliteHeap.map { .int64($0.bytes) },
+            "sqlite_heap_highwater_bytes": summary.sqliteHeap.map { .int64($0.highwaterBytes) },
             "storage": .string(summary.storageState),
             "events_stored": .uint64(UInt64(clamping: summary.eventsStored)),
         ])
+    }
+
+    /// Rows the health uploader will still send: pending, leased to a request in flight, or failed and retried.
+    /// Rejected rows are not waiting: the backend refused them for good (counted apart).
+    static func waiting(_ counts: [HealthUploadState: Int]) -> Int {
+        [HealthUploadState.pending, .leased, .failed].reduce(0) { $0 + (counts[$1] ?? 0) }
     }
 
     static func nanoseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1e9).rounded()) }

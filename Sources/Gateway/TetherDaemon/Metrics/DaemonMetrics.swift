@@ -19,6 +19,8 @@ public final class DaemonMetrics: Sendable {
     public let eventsCommitted: CoreMetrics.Counter
     public let ackLatency: Metrics.Timer
     public let databaseBytes: CoreMetrics.Gauge
+    /// SQLite's own allocations in tetherd (SQLiteHeap): the part of resident memory its cache sizes bound.
+    public let sqliteHeapBytes: CoreMetrics.Gauge
     public let eventsStored: CoreMetrics.Gauge
     public let oldestPendingSeconds: CoreMetrics.Gauge
     public let storageAccepting: CoreMetrics.Gauge
@@ -39,6 +41,7 @@ public final class DaemonMetrics: Sendable {
         eventsCommitted = CoreMetrics.Counter(label: "tether_events_committed_total", factory: factory)
         ackLatency = Metrics.Timer(label: "tether_ack_latency_seconds", factory: factory)
         databaseBytes = CoreMetrics.Gauge(label: "tether_database_bytes", factory: factory)
+        sqliteHeapBytes = CoreMetrics.Gauge(label: "tether_sqlite_heap_bytes", factory: factory)
         eventsStored = CoreMetrics.Gauge(label: "tether_events_stored", factory: factory)
         oldestPendingSeconds = CoreMetrics.Gauge(label: "tether_outbox_oldest_pending_seconds", factory: factory)
         storageAccepting = CoreMetrics.Gauge(label: "tether_storage_accepting", factory: factory)

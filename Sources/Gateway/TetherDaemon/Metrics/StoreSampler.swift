@@ -33,9 +33,10 @@ struct StoreSampler: Service {
             }
             metrics.oldestPendingSeconds.record(Double(summary.oldestPendingAgeNanoseconds ?? 0) / 1e9)
             metrics.databaseBytes.record(summary.databaseBytes)
+            if let heap = summary.sqliteHeap { metrics.sqliteHeapBytes.record(heap.bytes) }
             metrics.eventsStored.record(summary.eventsStored)
             metrics.storageAccepting.record(summary.storageAccepting ? 1 : 0)
-            let backlog = try HealthUploadQueue(database: store.database).backlog()
+            let backlog = summary.healthBacklog
             for kind in HealthUploadKind.allCases {
                 for state in HealthUploadState.allCases where state != .uploaded {
                     metrics.healthUploadBacklog(kind: kind.rawValue, state: state.rawValue, count: backlog[kind][state] ?? 0)

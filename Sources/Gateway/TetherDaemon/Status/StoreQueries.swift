@@ -35,6 +35,10 @@ public struct StoreQueries: Sendable {
         public var devicesKnown: Int
         public var storageAccepting: Bool
         public var storageState: String
+        /// What SQLite holds in tetherd's memory (page caches, statements); `nil` without memory statistics.
+        public var sqliteHeap: SQLiteHeap?
+        /// Health samples and tombstones not yet uploaded, by upload state.
+        public var healthBacklog: HealthUploadBacklog
     }
 
     public func summary() throws(StoreError) -> Summary {
@@ -56,7 +60,8 @@ public struct StoreQueries: Sendable {
             outbox: counts, oldestPendingAgeNanoseconds: age.map { $0.nanoseconds },
             conflicts: conflicts, databaseBytes: try database.databaseSize(),
             eventsStored: try consumption.eventCount(), devicesKnown: try registry.devices().count,
-            storageAccepting: accepting, storageState: storageState)
+            storageAccepting: accepting, storageState: storageState, sqliteHeap: SQLiteHeap.current(),
+            healthBacklog: try HealthUploadQueue(database: database).backlog())
     }
 
     /// A device by serial, else by BLE address (case-insensitive).
