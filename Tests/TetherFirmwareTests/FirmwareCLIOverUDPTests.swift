@@ -65,9 +65,11 @@ import TetherTestSupport
     @Test func updateExitsZeroWhenTheNewImageRunsConfirmed() async throws {
         let server = try SimulatedDevice.start()
         defer { server.stop() }
-        let result = try await FirmwareCLIOverUDPTests.tether(["update", "--udp", "127.0.0.1:\(server.port)", "--keys", Self.trusted, Self.image])
+        let result = try await FirmwareCLIOverUDPTests.tether(
+            ["update", "--udp", "127.0.0.1:\(server.port)", "--keys", Self.trusted, "--prove-for", "1", Self.image])
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
         #expect(result.lines.last == "done: 0.9.12.3 runs, confirmed")
+        #expect(result.lines.contains("proving: the new image must keep running for 1 s before it is confirmed"), "\(result.lines)")
         #expect(server.withDevice { $0.slots.primary.version } == "0.9.12.3")
         // A line per 10 %, with the rate once two confirmations are apart: "upload: 4096/50000 bytes (8 %), 1.2 kB/s, …".
         let uploads = result.lines.filter { $0.hasPrefix("upload: ") }
@@ -82,7 +84,7 @@ import TetherTestSupport
         let newHash = try #require(SlotImage(try SimulatedDevice.image("ecdsa-p256-hash"))).hash
         server.withDevice { $0.crashingImages = [newHash] }
         let result = try await FirmwareCLIOverUDPTests.tether(
-            ["update", "--udp", "127.0.0.1:\(server.port)", "--keys", Self.trusted, "--json", Self.image])
+            ["update", "--udp", "127.0.0.1:\(server.port)", "--keys", Self.trusted, "--prove-for", "0", "--json", Self.image])
         #expect(result.status == 6, "\(result.standardOutput)\(result.standardError)")
         #expect(result.standardError.contains("the device reverted: it runs 1.2.3.4"), "\(result.standardError)")
         #expect(!result.standardOutput.contains(#""phase":"confirmed""#))
@@ -95,7 +97,7 @@ import TetherTestSupport
         let second = try SimulatedDevice.start()
         defer { second.stop() }
         let result = try await FirmwareCLIOverUDPTests.tether(
-            ["update", "--udp", "127.0.0.1:\(first.port)", "--udp", "127.0.0.1:\(second.port)", "--keys", Self.trusted, Self.image])
+            ["update", "--udp", "127.0.0.1:\(first.port)", "--udp", "127.0.0.1:\(second.port)", "--keys", Self.trusted, "--prove-for", "0", Self.image])
         #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
         for server in [first, second] {
             #expect(server.withDevice { $0.slots.primary.version } == "0.9.12.3")
@@ -114,7 +116,7 @@ import TetherTestSupport
         first.withDevice { $0.crashingImages = [newHash] }
         let result = try await FirmwareCLIOverUDPTests.tether(
             ["update", "--udp", "127.0.0.1:\(first.port)", "--udp", "127.0.0.1:\(second.port)", "--keys", Self.trusted,
-             "--max-failures", "1", "--json", Self.image])
+             "--max-failures", "1", "--prove-for", "0", "--json", Self.image])
         #expect(result.status == 6, "\(result.standardOutput)\(result.standardError)")
         #expect(second.datagramsReceived == 0)
         #expect(result.lines.allSatisfy { $0.hasPrefix("{") }, "\(result.lines)")

@@ -19,7 +19,11 @@ import TetherTestSupport
         })
     }
 
-    static func update(_ name: String, server: SMPUDPDeviceServer, leaveInTest: Bool = false, lossy: Bool = false) async throws
+    /// `proveFor` is zero unless a test is about the proving wait; `whenProving` runs when it begins.
+    static func update(
+        _ name: String, server: SMPUDPDeviceServer, leaveInTest: Bool = false, lossy: Bool = false, proveFor: Duration = .zero,
+        whenProving: @escaping @Sendable () -> Void = {}
+    ) async throws
         -> (Result<FirmwareUDPUpdate.Outcome, FirmwareUDPUpdate.Failure>, [FirmwareUDPUpdate.Event])
     {
         let update = FirmwareUDPUpdate(image: try SimulatedDevice.image(name), trustedKeys: try trustedKeys())
@@ -27,6 +31,7 @@ import TetherTestSupport
         var options = FirmwareUDPUpdate.Options()
         options.leaveInTest = leaveInTest
         options.comeBackWithin = .seconds(20)
+        options.proveFor = proveFor
         var configuration = SMPUDPSession.configuration()
         if lossy {
             // Lost answers are waited for: keep the waits short so that the test is quick (the retries still bound them).
@@ -39,7 +44,10 @@ import TetherTestSupport
         return try await onOwnThread {
             var events: [FirmwareUDPUpdate.Event] = []
             let result = Result { () throws(FirmwareUDPUpdate.Failure) in
-                try update.run(target: target, configuration: frozenConfiguration, options: frozen) { events.append($0) }
+                try update.run(target: target, configuration: frozenConfiguration, options: frozen) { event in
+                    events.append(event)
+                    if case .proving = event { whenProving() }
+                }
             }
             return (result, events)
         }
@@ -100,6 +108,38 @@ import TetherTestSupport
         #expect(!events.contains(.confirmed))
         let (primary, confirmed) = server.withDevice { ($0.slots.primary.hash, $0.slots.primaryConfirmed) }
         #expect(primary == oldHash && confirmed)
+    }
+
+    /// The proving wait (rule 5): the new image answers after the reset, then crashes while it is on test; its
+    /// watchdog resets the device and MCUboot goes back to the old image. Confirming at once would have made the
+    /// crashing image permanent; waiting finds the revert.
+    @Test func anImageThatCrashesWhileProvingItselfIsNotConfirmed() async throws {
+        let server = try SimulatedDevice.start()
+        defer { server.stop() }
+        let oldHash = try #require(SlotImage(try SimulatedDevice.image("ed25519-hash"))).hash
+        let (result, events) = try await Self.update("ecdsa-p256-hash", server: server, proveFor: .milliseconds(300)) {
+            server.withDevice { $0.reset() }  // the watchdog, while the image proves itself
+        }
+        #expect(throws: FirmwareUDPUpdate.Failure.reverted(runningVersion: "1.2.3.4", runningHash: oldHash)) { try result.get() }
+        #expect(events.contains(.proving(seconds: 0.3)) && !events.contains(.confirmed))
+        let (primary, confirmed) = server.withDevice { ($0.slots.primary.hash, $0.slots.primaryConfirmed) }
+        #expect(primary == oldHash && confirmed)
+    }
+
+    @Test func anImageThatKeepsRunningWhileProvingItselfIsConfirmed() async throws {
+        let server = try SimulatedDevice.start()
+        defer { server.stop() }
+        let newHash = try #require(SlotImage(try SimulatedDevice.image("ecdsa-p256-hash"))).hash
+        let (result, events) = try await Self.update("ecdsa-p256-hash", server: server, proveFor: .milliseconds(300))
+        #expect(try result.get() == .confirmed(version: "0.9.12.3"))
+        // The state read after the reset, the proving wait, a second read (still the new image, on test), the confirmation.
+        let tail = Array(events.suffix(4))
+        #expect(tail.count == 4 && tail[1] == .proving(seconds: 0.3) && tail[3] == .confirmed)
+        for event in [tail[0], tail[2]] {
+            guard case .running(let slot) = event else { Issue.record("expected a state read, got \(event)"); continue }
+            #expect(slot.hash == newHash && slot.active && !slot.confirmed)
+        }
+        #expect(server.withDevice { ($0.slots.primary.hash, $0.slots.primaryConfirmed) } == (newHash, true))
     }
 
     /// The image already runs: confirmed, nothing is sent again (its upload would be refused, it is the active image);

@@ -690,7 +690,7 @@ _tether_firmware_update() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 --leave-in-test --json -h --help)
     repeating_options=(--udp)
-    non_repeating_options=(--keys --max-failures)
+    non_repeating_options=(--keys --prove-for --max-failures)
     __tether_offer_flags_options 1
 
     # Offer option value completions
@@ -699,6 +699,9 @@ _tether_firmware_update() {
         return
         ;;
     '--keys')
+        return
+        ;;
+    '--prove-for')
         return
         ;;
     '--max-failures')

@@ -43,6 +43,11 @@ extension FirmwareCommand {
         @Flag(help: "Leave the new image on test: MCUboot reverts it at the next reset unless it is confirmed.")
         var leaveInTest = false
 
+        @Option(
+            help: ArgumentHelp(
+                "How long the new image must keep running on test before it is confirmed (0: at once).", valueName: "seconds"))
+        var proveFor = 10
+
         @Option(help: ArgumentHelp("With several devices: stop after this many failed or reverted.", valueName: "n"))
         var maxFailures = 1
 
@@ -55,6 +60,7 @@ extension FirmwareCommand {
                 throw ValidationError("--udp wants HOST:PORT, [IPv6]:PORT or HOST, not '\(address)'.")
             }
             guard maxFailures >= 1 else { throw ValidationError("--max-failures must be at least 1.") }
+            guard (0...3600).contains(proveFor) else { throw ValidationError("--prove-for must be 0 to 3600 seconds.") }
         }
 
         func run() throws {
@@ -80,6 +86,7 @@ extension FirmwareCommand {
         private func updateOne(_ update: FirmwareUDPUpdate, target: UDPTarget, label: String?) -> FirmwareBatch.Result {
             var options = FirmwareUDPUpdate.Options()
             options.leaveInTest = leaveInTest
+            options.proveFor = .seconds(proveFor)
             var lastPercent = -1
             var rate = UploadRate()
             let started = ContinuousClock.now
@@ -126,6 +133,7 @@ enum FirmwareUpdateText {
         case .markedForTest: return "marked for test"
         case .resetSent: return "reset"
         case .running(let slot): return "running: \(slot.version)\(slot.confirmed ? " (confirmed)" : " (on test)")"
+        case .proving(let seconds): return "proving: the new image must keep running for \(Self.duration(seconds)) before it is confirmed"
         case .confirmed: return "confirmed"
         }
     }
@@ -179,6 +187,7 @@ enum FirmwareUpdateText {
         case .resetSent: object = ["phase": "reset"]
         case .running(let slot):
             object = ["phase": "running", "version": slot.version, "confirmed": slot.confirmed, "hash": slot.hash.map(FirmwareVerdictText.hexString) as Any]
+        case .proving(let seconds): object = ["phase": "proving", "seconds": seconds]
         case .confirmed: object = ["phase": "confirmed"]
         }
         object["device"] = device

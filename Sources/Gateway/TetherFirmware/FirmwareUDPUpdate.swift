@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import MCUbootImage
 import SMP
 
@@ -11,14 +12,21 @@ import SMP
 ///  2. Upload it with the ImageUploader (parameters read, up to buf_count − 1 requests in flight, resume by `sha`).
 ///  3. Mark its SHA256 TLV hash for test, reset the device.
 ///  4. Wait for the device to answer again (it reboots and MCUboot swaps), then read its state.
-///  5. The running image's hash is the new one → confirm it (unless asked to leave it in test) and check that the
-///     device says so. Any other running image → the device reverted: a failure of its own.
+///  5. The running image's hash is the new one → let it prove itself: it must keep running, on test, for
+///     `proveFor`, and then still be the image the device runs. An image that crashes in that time is reset by the
+///     device's watchdog, and MCUboot, finding it unconfirmed, goes back to the previous one (MCUboot's design,
+///     "Swap: test" and "revert"): confirming it at once would have made the crash permanent. Then confirm it
+///     (unless asked to leave it in test) and check that the device says so. Any other running image → the device
+///     reverted: a failure of its own.
 public struct FirmwareUDPUpdate: Sendable {
     public struct Options: Hashable, Sendable {
         /// Leave the new image in test (MCUboot reverts it at the next reset unless something confirms it).
         public var leaveInTest = false
         /// How long the device may take to answer again after the reset (its reboot and MCUboot's swap).
         public var comeBackWithin: Duration = .seconds(90)
+        /// How long the new image must keep running, on test, before it is confirmed (rule 5). Zero confirms it as
+        /// soon as it answers.
+        public var proveFor: Duration = .seconds(10)
         public var uploader = ImageUploader.Configuration()
 
         public init() {}
@@ -32,6 +40,8 @@ public struct FirmwareUDPUpdate: Sendable {
         case markedForTest
         case resetSent
         case running(SMPImageSlotState)
+        /// Rule 5's wait began: the image must keep running this long before it is confirmed.
+        case proving(seconds: Double)
         case confirmed
     }
 
@@ -142,6 +152,16 @@ public struct FirmwareUDPUpdate: Sendable {
         _ running: SMPImageSlotState, hash: [UInt8], client: FirmwareUDPClient, options: Options, observe: (Event) -> Void
     ) throws(Failure) -> Outcome {
         if options.leaveInTest { return .runningInTest(version: running.version) }
+        if options.proveFor > .zero {
+            let seconds = Double(options.proveFor.components.seconds) + Double(options.proveFor.components.attoseconds) / 1e18
+            observe(.proving(seconds: seconds))
+            Thread.sleep(forTimeInterval: seconds)
+            // A device that crashed meanwhile may still be rebooting: wait for it as after the reset.
+            let state = try waitForDevice(client, within: options.comeBackWithin)
+            guard let now = state.images.first(where: { $0.active }) else { throw .reverted(runningVersion: "no active image", runningHash: nil) }
+            observe(.running(now))
+            guard now.hash == hash else { throw .reverted(runningVersion: now.version, runningHash: now.hash) }
+        }
         let confirmed: SMPImageState
         do {
             confirmed = try client.confirm(hash: nil)
