@@ -202,24 +202,4 @@ struct FHIRExportMappingTests {
         for valid in ["0", "-0.5", "120", "1.00", "1e3", "2.5E-7", "123456789012345678901.123456789"] { #expect(FHIRJSON.isFHIRDecimal(valid), "\(valid)") }
         for invalid in ["", "-", "01", ".5", "5.", "1e", "+1", "1.2.3", "NaN", "Infinity", " 1", "0x10"] { #expect(!FHIRJSON.isFHIRDecimal(invalid), "\(invalid)") }
     }
-
-    @Test("paging: since, until, limit, and the next page starts after the last sample even within one instant")
-    func paging() {
-        let samples = (0..<6).map { index in
-            var sample = Self.sample(effectiveAt: [10, 20, 20, 20, 30, 40][index])
-            sample.uid = "0190a5b2-0000-7000-8000-00000000000\(index)"
-            return sample
-        }
-        var rows = samples.map { Self.row($0) }
-        rows[5].deletedAt = 1
-        let uids = { (page: [HealthSampleRow]) in page.map { String($0.sample.uid.suffix(1)) } }
-        let first = HealthExportQuery(since: 20, limit: 2).page(rows)
-        #expect(uids(first.rows) == ["1", "2"])
-        #expect(first.next?.since == 20 && first.next?.after == samples[2].uid)
-        let second = HealthExportQuery(since: 20, after: samples[2].uid, limit: 2).page(rows)
-        #expect(uids(second.rows) == ["3", "4"])
-        #expect(second.next == nil, "the deleted sample 5 is not a next page")
-        #expect(uids(HealthExportQuery(since: 10, until: 30).page(rows).rows) == ["0", "1", "2", "3"])
-        #expect(uids(HealthExportQuery().page(rows).rows) == ["0", "1", "2", "3", "4"])
-    }
 }

@@ -323,6 +323,9 @@ final class FailingHealthStore: ServerStore {
     func deleteDevice(tenant: String, serial: String) async throws -> Int64? { try await base.deleteDevice(tenant: tenant, serial: serial) }
     func statistics(tenant: String) async throws -> TenantStatistics { try await base.statistics(tenant: tenant) }
     func healthSamples(tenant: String) async throws -> [HealthSampleRow] { try await base.healthSamples(tenant: tenant) }
+    func healthExportPage(tenant: String, query: HealthExportQuery) async throws -> HealthExportPage {
+        try await base.healthExportPage(tenant: tenant, query: query)
+    }
     func healthDeletions(tenant: String) async throws -> [HealthDeletionRow] { try await base.healthDeletions(tenant: tenant) }
     func healthProjectionInputs(tenant: String, keys: [HealthProjectionKey]) async throws -> [[HealthProjectionInput]] {
         try await base.healthProjectionInputs(tenant: tenant, keys: keys)

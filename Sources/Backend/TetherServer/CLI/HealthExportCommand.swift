@@ -21,10 +21,10 @@ extension ServerCommand.Health {
 
         public func run() async throws {
             let tenant = tenant
-            let rows = try await StoreAccess.with(try storage.storage(), logger: Logger(label: "tether-server")) { store in
-                try await store.healthSamples(tenant: tenant)
+            let query = HealthExportQuery(since: since, until: until, limit: Int.max)
+            let selected = try await StoreAccess.with(try storage.storage(), logger: Logger(label: "tether-server")) { store in
+                try await store.healthExportPage(tenant: tenant, query: query).rows
             }
-            let selected = HealthExportQuery(since: since, until: until, limit: Int.max).page(rows).rows
             let json = FHIRExport.bundle(selected).serialized + "\n"
             if let output {
                 try Data(json.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)

@@ -4,9 +4,8 @@ import NIOCore
 import SyncContract
 
 /// `GET /v1/health/export` (docs/specs/sync-api.yaml, "Health export"): the token's tenant's undeleted samples as
-/// a FHIR R4 transaction Bundle (`FHIRExport`), a page at a time (`HealthExportQuery`); the bundle's `next` link
-/// names the following page. The store reads the tenant's samples and the page is cut here: simple, and fine for
-/// the sample counts a tenant holds today (a query per page with the bounds in SQL is the next step).
+/// a FHIR R4 transaction Bundle (`FHIRExport`), a page at a time (`HealthExportQuery`, read by the store with the
+/// page's bounds in its query); the bundle's `next` link names the following page.
 struct HealthExportRoute {
     static let path = "/v1/health/export"
 
@@ -16,8 +15,7 @@ struct HealthExportRoute {
         let principal = try context.requirePrincipal()
         let parameters = request.uri.queryParameters
         let query = try Self.query { parameters[Substring($0)].map(String.init) }
-        let rows = try await store.healthSamples(tenant: principal.tenant)
-        let page = query.page(rows)
+        let page = try await store.healthExportPage(tenant: principal.tenant, query: query)
         let next = page.next.map { next in
             var link = "\(Self.path)?since=\(next.since)&after=\(next.after)&limit=\(query.limit)"
             if let until = query.until { link += "&until=\(until)" }
@@ -46,7 +44,8 @@ struct HealthExportRoute {
         if let after, after.utf8.count != 36 || UUID(uuidString: after) == nil {
             throw HTTPProblem(Problem(.malformedRequest, detail: "after must be a sample uid (a UUID)"))
         }
-        // `after` refines `since` (the next link gives both); alone it names no position and is ignored.
+        // `after` refines `since` (the next link gives both); alone it names no position and is ignored. Stored uids are
+        // lowercase (HealthUploadPlanner), and pages compare them byte by byte.
         return HealthExportQuery(since: since, until: until, after: since == nil ? nil : after?.lowercased(), limit: limit)
     }
 }

@@ -1,13 +1,15 @@
 import SyncContract
 
-/// Which samples one export holds (`GET /v1/health/export`, docs/specs/sync-api.yaml "Health export"): the
-/// undeleted samples with `since ≤ effective_at < until`, by effective time then uid, at most `limit` of them. When
-/// more remain, `next` names the last one taken; the following page starts strictly after it (`since` = its
-/// effective time, `after` = its uid), so that samples sharing an instant are neither repeated nor skipped.
+/// One page of `GET /v1/health/export` (and `tether-server health export`): the tenant's undeleted samples in the
+/// order (effective time, uid), uids compared byte by byte, from a position, before an end, at most `limit`. The
+/// store answers it with the bounds in its query (`ServerStore.healthExportPage`), so a page costs an index range,
+/// not a read of the tenant's samples.
 public struct HealthExportQuery: Hashable, Sendable {
     public static let maximumLimit = 1000
 
+    /// Only samples whose effective time is at or after this instant.
     public var since: Int64?
+    /// Only samples whose effective time is before this instant.
     public var until: Int64?
     /// With `since`: start after the sample (since, after) rather than at `since`.
     public var after: String?
@@ -20,24 +22,34 @@ public struct HealthExportQuery: Hashable, Sendable {
         self.limit = limit
     }
 
-    /// `rows` in the store's order (effective time, then uid) to this page's rows and, when more remain, where the
-    /// next page starts.
-    public func page(_ rows: [HealthSampleRow]) -> (rows: [HealthSampleRow], next: (since: Int64, after: String)?) {
-        var taken: [HealthSampleRow] = []
-        for row in rows where row.deletedAt == nil && includes(row.sample) {
-            if taken.count == limit {
-                let last = taken[taken.count - 1].sample
-                return (taken, (last.effectiveAt, last.uid.lowercased()))
-            }
-            taken.append(row)
+    /// Rows a store asks for: one more than the page holds, which says whether another page follows.
+    var rowsToFetch: Int { limit == Int.max ? Int.max : limit + 1 }
+}
+
+/// A page and, when more samples follow it, where the next one starts.
+public struct HealthExportPage: Sendable {
+    /// Where a page starts: after the sample at (since, after).
+    public struct Position: Hashable, Sendable {
+        public var since: Int64
+        public var after: String
+
+        public init(since: Int64, after: String) {
+            self.since = since
+            self.after = after
         }
-        return (taken, nil)
     }
 
-    private func includes(_ sample: HealthSampleUpload) -> Bool {
-        if let until, sample.effectiveAt >= until { return false }
-        guard let since else { return true }
-        if let after { return sample.effectiveAt > since || (sample.effectiveAt == since && sample.uid.lowercased() > after) }
-        return sample.effectiveAt >= since
+    public var rows: [HealthSampleRow]
+    public var next: Position?
+
+    /// `fetched`: up to `query.rowsToFetch` rows in the page's order.
+    init(fetched: [HealthSampleRow], query: HealthExportQuery) {
+        guard fetched.count > query.limit, let last = fetched.prefix(query.limit).last else {
+            rows = fetched
+            next = nil
+            return
+        }
+        rows = Array(fetched.prefix(query.limit))
+        next = Position(since: last.sample.effectiveAt, after: last.sample.uid)
     }
 }

@@ -49,6 +49,10 @@ public protocol ServerStore: Sendable {
     /// The tenant's health samples, deleted ones included, by `effective_at` then uid.
     func healthSamples(tenant: String) async throws -> [HealthSampleRow]
 
+    /// One page of the tenant's undeleted samples for the FHIR export (`HealthExportQuery`: by effective time, then
+    /// uid byte by byte), read with the page's bounds in the query.
+    func healthExportPage(tenant: String, query: HealthExportQuery) async throws -> HealthExportPage
+
     /// The tenant's tombstones, by `requested_at` then uid.
     func healthDeletions(tenant: String) async throws -> [HealthDeletionRow]
 

@@ -180,6 +180,8 @@ extension PostgresServerStore {
         ),
         // Health projections (issue 15): the same index as SQLite's v3.
         ("v3", ["CREATE INDEX health_sample_projection ON health_sample (tenant, device_uid, metric_code, effective_at)"]),
+        // The FHIR export's pages (healthExportPage): undeleted samples by effective time, then uid byte by byte.
+        ("v4", [#"CREATE INDEX health_sample_export ON health_sample (tenant, effective_at, uid COLLATE "C") WHERE deleted_at IS NULL"#]),
     ]
 
     public func migrate() async throws {

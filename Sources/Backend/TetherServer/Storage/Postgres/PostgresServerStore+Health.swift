@@ -41,6 +41,33 @@ extension PostgresServerStore {
         }
     }
 
+    public func healthExportPage(tenant: String, query: HealthExportQuery) async throws -> HealthExportPage {
+        let logger = logger
+        return try await connection { connection in
+            let table = HealthTables.sample
+            // COLLATE "C": uids compare byte by byte whatever the database's collation, as the page's order says (and
+            // as SQLite's BINARY does); index health_sample_export (PostgresSchema v4).
+            var bindings = PostgresBindings()
+            func parameter(_ value: some PostgresNonThrowingEncodable) -> String {
+                bindings.append(value)
+                return "$\(bindings.count)"
+            }
+            var sql = "SELECT \(table.postgresSelectList()) FROM health_sample WHERE tenant = \(parameter(tenant)) AND deleted_at IS NULL"
+            if let since = query.since {
+                if let after = query.after {
+                    sql += " AND (effective_at, uid COLLATE \"C\") > (\(parameter(since)), \(parameter(after)) COLLATE \"C\")"
+                } else {
+                    sql += " AND effective_at >= \(parameter(since))"
+                }
+            }
+            if let until = query.until { sql += " AND effective_at < \(parameter(until))" }
+            sql += " ORDER BY effective_at, uid COLLATE \"C\""
+            if query.rowsToFetch != Int.max { sql += " LIMIT \(parameter(Int64(query.rowsToFetch)))" }
+            let rows = try await Self.fetch(table, PostgresQuery(unsafeSQL: sql, binds: bindings), connection, logger)
+            return HealthExportPage(fetched: rows, query: query)
+        }
+    }
+
     public func healthDeletions(tenant: String) async throws -> [HealthDeletionRow] {
         let logger = logger
         return try await connection { connection in

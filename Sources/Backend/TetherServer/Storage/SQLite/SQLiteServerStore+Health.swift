@@ -34,6 +34,32 @@ extension SQLiteServerStore {
         }
     }
 
+    public func healthExportPage(tenant: String, query: HealthExportQuery) async throws -> HealthExportPage {
+        try await pool.read { db in
+            let table = HealthTables.sample
+            // BINARY collation: uids compare byte by byte, as the page's order says; index health_sample_time.
+            var sql = "SELECT \(table.sqliteSelectList) FROM health_sample WHERE tenant = ? AND deleted_at IS NULL"
+            var arguments: StatementArguments = [tenant]
+            if let since = query.since {
+                if let after = query.after {
+                    sql += " AND (effective_at, uid) > (?, ?)"
+                    arguments += [since, after]
+                } else {
+                    sql += " AND effective_at >= ?"
+                    arguments += [since]
+                }
+            }
+            if let until = query.until {
+                sql += " AND effective_at < ?"
+                arguments += [until]
+            }
+            sql += " ORDER BY effective_at, uid LIMIT ?"
+            arguments += [query.rowsToFetch == Int.max ? -1 : query.rowsToFetch]  // -1: no limit (SQLite's LIMIT)
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map { try table.read(SQLiteRowReader(row: $0)) }
+            return HealthExportPage(fetched: rows, query: query)
+        }
+    }
+
     public func healthDeletions(tenant: String) async throws -> [HealthDeletionRow] {
         try await pool.read { db in
             let table = HealthTables.deletion
