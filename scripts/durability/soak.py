@@ -5,16 +5,18 @@ tether-sim, and the verdict on the samples.
   soak.py header                                 the samples file's CSV header
   soak.py sample PID START GATEWAY_DB [TETHER]   one CSV line: seconds since START (a Unix time), tetherd's RSS
                                                  (KiB), threads, open descriptors, database and WAL bytes, pending
-                                                 outbox commands and the age (s) of the oldest, and what SQLite holds
-                                                 in tetherd's memory (KiB; from `TETHER status --json`, the CLI at
-                                                 that path, or empty)
+                                                 outbox commands and the age (s) of the oldest, what SQLite holds
+                                                 in tetherd's memory (KiB) and the devices connected (both from
+                                                 `TETHER status --json`, the CLI at that path; empty without it)
   soak.py inject BUS FAULT                       FAULT: bluetoothd-restart | disconnect-all (every link drops)
   soak.py analyze SAMPLES WARMUP_SECONDS         slopes after the warm-up (least squares), the ranges, and the
                                                  verdict; prints `key value` lines and exits 1 when it fails
 
 Pass (after the warm-up): resident memory grows less than 2 MiB per hour (projected from the least-squares slope),
 the floor of descriptors and of threads does not rise (the lowest count in the window's last third is at most 2 above
-the lowest in its first third; 5 in a window shorter than 30 minutes), and the WAL stays below 64 MiB (the daemon checkpoints every 250 ms, so it never
+the lowest in its first third; 5 in a window shorter than 30 minutes; descriptors are compared among the samples
+taken with the most devices connected, when the samples say how many were: each link holds sockets, and a window
+whose last third saw no fault has no sample with links down, so its plain floor sits higher with nothing leaked), and the WAL stays below 64 MiB (the daemon checkpoints every 250 ms, so it never
 grows with the run). Descriptors and threads swing with activity (a link's sockets, Dispatch's workers: 11 to 23
 threads within a minute), so their slopes are printed but not judged; what a leak does is raise the floor they
 swing from. The memory bound holds for a window of 30 minutes or more; in a shorter window (the five-minute run in
@@ -38,7 +40,7 @@ import time
 
 SIMULATOR = ("org.bluez", "/io/tether/simulator", "io.tether.Simulator1")
 COLUMNS = ["seconds", "rss_kib", "threads", "descriptors", "database_bytes", "wal_bytes", "outbox_pending", "outbox_oldest_seconds",
-           "sqlite_heap_kib"]
+           "sqlite_heap_kib", "devices_connected"]
 # Per hour, projected from the slope after the warm-up: for a window of LONG_WINDOW_HOURS or more, and loose ones
 # for a shorter window.
 LONG_WINDOW_HOURS = 0.5
@@ -80,18 +82,20 @@ def size(path):
         return 0
 
 
-def sqlite_heap_kib(tether):
-    """SQLite's heap in tetherd (`sqlite_heap_bytes` of `tether status --json`), or "" when it cannot be read."""
+def daemon_status(tether):
+    """SQLite's heap in tetherd (KiB) and the devices connected, from `tether status --json`; "" for what cannot be
+    read."""
     if not tether:
-        return ""
+        return "", ""
     import json
     import subprocess
     try:
         answer = subprocess.run([tether, "status", "--json"], capture_output=True, timeout=20, check=True)
-        heap = json.loads(answer.stdout).get("sqlite_heap_bytes")
+        status = json.loads(answer.stdout)
     except (OSError, subprocess.SubprocessError, ValueError):
-        return ""
-    return heap // 1024 if isinstance(heap, int) else ""
+        return "", ""
+    heap, connected = status.get("sqlite_heap_bytes"), status.get("devices_connected")
+    return (heap // 1024 if isinstance(heap, int) else ""), (connected if isinstance(connected, int) else "")
 
 
 def sample(pid, start, database, tether=None):
@@ -100,7 +104,7 @@ def sample(pid, start, database, tether=None):
     descriptors = len(os.listdir("/proc/%d/fd" % pid))
     pending, oldest = outbox(database, now)
     values = [round(now - start, 1), rss, threads, descriptors, size(database), size(database + "-wal"), pending, round(oldest, 1),
-              sqlite_heap_kib(tether)]
+              *daemon_status(tether)]
     print(",".join(str(v) for v in values))
 
 
@@ -153,7 +157,20 @@ def analyze(path, warmup):
             bound = MEMORY_KIB_PER_HOUR if long_run else SHORT_MEMORY_KIB_PER_HOUR
             if per_hour > bound:
                 failures.append("resident memory grows %.0f KiB per hour after the warm-up (bound %d)" % (per_hour, bound))
-        elif last_floor - first_floor > (FLOOR_RISE if long_run else SHORT_FLOOR_RISE):
+            continue
+        if column == "descriptors":
+            # Compare like with like: the descriptors held with every device connected (see the module's documentation).
+            full = [row for row in after if "devices_connected" in row]
+            most = max((row["devices_connected"] for row in full), default=None)
+            full = [row for row in full if row["devices_connected"] == most]
+            full_third = max(1, len(full) // 3)
+            if len(full) >= 6:
+                first_floor = min(row[column] for row in full[:full_third])
+                last_floor = min(row[column] for row in full[-full_third:])
+                report += [("devices_connected_most", int(most)), ("descriptors_samples_with_most_connected", len(full)),
+                           ("descriptors_floor_first_third_with_most_connected", int(first_floor)),
+                           ("descriptors_floor_last_third_with_most_connected", int(last_floor))]
+        if last_floor - first_floor > (FLOOR_RISE if long_run else SHORT_FLOOR_RISE):
             failures.append("the floor of %s rose from %d to %d" % (column, first_floor, last_floor))
     # Where the memory goes (reported, not judged; see the module's documentation).
     second_half = [row for row in after if row["seconds"] >= (after[0]["seconds"] + after[-1]["seconds"]) / 2]
