@@ -13,9 +13,9 @@ import Testing
         var sequence: UInt8 = 0
         var version = SMPVersion.v2
 
-        init(bufferSize: Int = 1024) throws {
+        init(bufferSize: Int = 1024, flash: SMPDevice.FlashTiming = .instant) throws {
             device = SMPDevice(
-                configuration: .init(bufferSize: bufferSize, bufferCount: 4),
+                configuration: .init(bufferSize: bufferSize, bufferCount: 4, flash: flash),
                 factoryImage: try #require(SlotImage(try Fixtures.image("ed25519-hash"))))
         }
 
@@ -220,6 +220,26 @@ import Testing
         let huge = SMPUploadChunk.FirstChunkFields(length: 0x6_0001, sha: first.sha)
         response = try harness.send(.imageUpload(SMPUploadChunk(offset: 0, data: image[0..<300], first: huge)))
         #expect(try response.deviceError()?.imageError == .INVALID_IMAGE_TOO_LARGE)
+    }
+
+    /// The flash's time, as the device reports it for the transport to wait: the first chunk erases the image's
+    /// sectors (whole ones), every chunk writes its bytes, erase erases the whole slot, a state read costs nothing.
+    @Test func flashTimeFollowsTheErasesAndWrites() throws {
+        let flash = SMPDevice.FlashTiming(sectorSize: 4096, eraseTimePerSector: .milliseconds(85), writeTimePerKiB: .milliseconds(10))
+        var harness = try Harness(flash: flash)
+        let image = try Fixtures.image("ecdsa-p256-hash")
+        let sha = Array(SHA256.hash(data: image))
+        _ = try harness.send(.imageUpload(SMPUploadChunk(offset: 0, data: image[0..<512], first: .init(length: image.count, sha: sha))))
+        let sectors = (image.count + 4095) / 4096
+        #expect(harness.device.lastBusyTime == .milliseconds(85) * sectors + .milliseconds(5))
+        _ = try harness.send(.imageUpload(SMPUploadChunk(offset: 512, data: image[512..<896], first: nil)))
+        #expect(harness.device.lastBusyTime == .microseconds(3750))  // 384 bytes at 10 ms a KiB
+        _ = try harness.state()
+        #expect(harness.device.lastBusyTime == .zero)
+        harness.device.reset()
+        _ = try harness.send(.imageErase())
+        #expect(harness.device.lastBusyTime == .milliseconds(85) * (0x6_0000 / 4096))
+        #expect(SMPDevice.FlashTiming.nRF52840.erase(0x6_0000) == .milliseconds(85 * 96))
     }
 
     @Test func bytesThatAreNotOneWholeRequestAreDropped() throws {

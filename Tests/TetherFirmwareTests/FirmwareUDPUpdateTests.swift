@@ -142,6 +142,31 @@ import TetherTestSupport
         #expect(server.withDevice { ($0.slots.primary.hash, $0.slots.primaryConfirmed) } == (newHash, true))
     }
 
+    /// A device whose flash takes its time: the first chunk is answered only once the slot's sectors are erased (here
+    /// 1.4 s), far beyond the 0.4 s every other request gets, without a retry. The uploader's long first-chunk wait
+    /// (`firstChunkTimeout`, ImageUploader rule 2) is what lets the update through.
+    @Test func theFirstChunkWaitsForTheErase() async throws {
+        let imageSize = try SimulatedDevice.image("ecdsa-p256-hash").count
+        let sectors = (imageSize + 4095) / 4096
+        let flash = SMPDevice.FlashTiming(sectorSize: 4096, eraseTimePerSector: .milliseconds(1400) / sectors, writeTimePerKiB: .microseconds(100))
+        let server = try SimulatedDevice.start(flash: flash)
+        defer { server.stop() }
+        let update = FirmwareUDPUpdate(image: try SimulatedDevice.image("ecdsa-p256-hash"), trustedKeys: try Self.trustedKeys())
+        let target = UDPTarget(host: "127.0.0.1", port: server.port)
+        var options = FirmwareUDPUpdate.Options()
+        options.proveFor = .zero
+        options.uploader.firstChunkTimeout = .seconds(20)
+        var configuration = SMPUDPSession.configuration()
+        configuration.timeout = .milliseconds(400)
+        configuration.retries = 0
+        let (frozenOptions, frozenConfiguration) = (options, configuration)
+        let result = try await onOwnThread {
+            Result { () throws(FirmwareUDPUpdate.Failure) in try update.run(target: target, configuration: frozenConfiguration, options: frozenOptions) }
+        }
+        #expect(try result.get() == .confirmed(version: "0.9.12.3"))
+        #expect(server.withDevice { $0.erases } == 1)
+    }
+
     /// The image already runs: confirmed, nothing is sent again (its upload would be refused, it is the active image);
     /// on test, it is confirmed without another upload.
     @Test func anImageThatAlreadyRunsIsNotSentAgain() async throws {

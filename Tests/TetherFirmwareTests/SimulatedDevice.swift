@@ -13,10 +13,10 @@ enum SimulatedDevice {
         try [UInt8](Data(contentsOf: fixtures.appendingPathComponent(name + ".img")))
     }
 
-    static func start(bufferSize: Int = 1024, bufferCount: Int = 4) throws -> SMPUDPDeviceServer {
+    static func start(bufferSize: Int = 1024, bufferCount: Int = 4, flash: SMPDevice.FlashTiming = .instant) throws -> SMPUDPDeviceServer {
         guard let factory = SlotImage(try image("ed25519-hash")) else { throw NotAnImage() }
         let server = try SMPUDPDeviceServer(
-            device: SMPDevice(configuration: .init(bufferSize: bufferSize, bufferCount: bufferCount), factoryImage: factory),
+            device: SMPDevice(configuration: .init(bufferSize: bufferSize, bufferCount: bufferCount, flash: flash), factoryImage: factory),
             host: "127.0.0.1", port: 0)
         server.start()
         return server

@@ -20,6 +20,12 @@ import SMP
 ///     is in progress).
 ///  4. The last chunk completes the slot; `match` says whether SHA-256 of the received bytes equals `sha`.
 /// The upload in progress lives in RAM: a reset forgets it.
+///
+/// Flash takes time (`Configuration.flash`): the device cannot answer while it erases or writes, since Zephyr's
+/// img_mgmt does both inside the request's handler (`img_mgmt_upload`: the erase of the slot at offset 0 unless
+/// CONFIG_IMG_ERASE_PROGRESSIVELY, then `flash_img_buffered_write` of the chunk). The model stays clockless: it
+/// says how long the last request kept the flash busy (`lastBusyTime`), and the transport waits that long before it
+/// sends the answer. This is what makes a client's long first-chunk time-out matter.
 public struct SMPDevice: Sendable {
     public struct Configuration: Hashable, Sendable {
         /// CONFIG_MCUMGR_TRANSPORT_NETBUF_SIZE; over UDP also the largest datagram the device takes.
@@ -30,13 +36,41 @@ public struct SMPDevice: Sendable {
         public var slotSize: Int
         /// MCUboot's mode for bootloader info (3: swap without scratch, "swap using move").
         public var bootloaderMode: Int64
+        public var flash: FlashTiming
 
-        public init(bufferSize: Int = 1024, bufferCount: Int = 4, slotSize: Int = 0x6_0000, bootloaderMode: Int64 = 3) {
+        public init(
+            bufferSize: Int = 1024, bufferCount: Int = 4, slotSize: Int = 0x6_0000, bootloaderMode: Int64 = 3, flash: FlashTiming = .instant
+        ) {
             self.bufferSize = bufferSize
             self.bufferCount = bufferCount
             self.slotSize = slotSize
             self.bootloaderMode = bootloaderMode
+            self.flash = flash
         }
+    }
+
+    /// How long the device's flash takes to erase and to write. The nRF52840 product specification (NVMC electrical
+    /// specification): a 4 KiB page erase takes up to 85 ms and a 32-bit word write up to 41 µs, so erasing a 384 KiB
+    /// slot takes about 8 s and writing a 512-byte chunk about 5 ms (`nRF52840`).
+    public struct FlashTiming: Hashable, Sendable {
+        public var sectorSize: Int
+        public var eraseTimePerSector: Duration
+        public var writeTimePerKiB: Duration
+
+        public init(sectorSize: Int = 4096, eraseTimePerSector: Duration, writeTimePerKiB: Duration) {
+            self.sectorSize = max(1, sectorSize)
+            self.eraseTimePerSector = eraseTimePerSector
+            self.writeTimePerKiB = writeTimePerKiB
+        }
+
+        /// No time at all (the default: most tests are about the protocol, not the flash).
+        public static let instant = FlashTiming(eraseTimePerSector: .zero, writeTimePerKiB: .zero)
+        public static let nRF52840 = FlashTiming(sectorSize: 4096, eraseTimePerSector: .milliseconds(85), writeTimePerKiB: .microseconds(41 * 256))
+
+        /// Erasing `bytes` (whole sectors, as flash_area_erase does).
+        public func erase(_ bytes: Int) -> Duration { eraseTimePerSector * ((bytes + sectorSize - 1) / sectorSize) }
+        /// Writing `bytes`.
+        public func write(_ bytes: Int) -> Duration { writeTimePerKiB * bytes / 1024 }
     }
 
     struct Upload: Hashable, Sendable {
@@ -54,6 +88,8 @@ public struct SMPDevice: Sendable {
     /// Images (by SHA256 TLV hash) that crash at boot before anything can confirm them: when a reset swaps one in for
     /// test, its watchdog resets the device again and MCUboot reverts to the previous image (a fault to inject).
     public var crashingImages: Set<[UInt8]> = []
+    /// How long the last request kept the flash busy (`Configuration.flash`): the transport answers after it.
+    public private(set) var lastBusyTime: Duration = .zero
 
     /// `factoryImage` must be an MCUboot image (SlotImage reads it); it runs, confirmed, from the primary slot.
     public init(configuration: Configuration = Configuration(), factoryImage: SlotImage) {
@@ -67,6 +103,7 @@ public struct SMPDevice: Sendable {
     /// One request message (header and body) in, its response out; nil for bytes that are not a request this device
     /// can answer at all (no header, a response, a length that disagrees): Zephyr drops those.
     public mutating func handle(_ message: [UInt8]) -> [UInt8]? {
+        lastBusyTime = .zero
         guard message.count <= configuration.bufferSize, let header = try? SMPHeader(message), !header.operation.isResponse,
             message.count == SMPHeader.size + Int(header.length)
         else { return nil }
@@ -159,6 +196,7 @@ public struct SMPDevice: Sendable {
         erases += 1
         upload = nil
         slots.secondaryErased()
+        lastBusyTime += configuration.flash.erase(configuration.slotSize)
         return []
     }
 
@@ -186,6 +224,8 @@ public struct SMPDevice: Sendable {
             }
             erases += 1
             slots.secondaryErased()
+            // img_mgmt erases what the image will occupy (`img_mgmt_erase_if_needed` over `len`) before the first write.
+            lastBusyTime += configuration.flash.erase(length)
             upload = Upload(sha: sha, length: length, received: [])
         }
         // Rule 3.
@@ -200,6 +240,7 @@ public struct SMPDevice: Sendable {
         }
         guard offset + data.count <= current.length else { return DeviceErrorForm.image(.INVALID_IMAGE_DATA_OVERRUN, version: version) }
         current.received += data
+        lastBusyTime += configuration.flash.write(data.count)
         guard current.received.count == current.length else {
             upload = current
             return self.offset(current.received.count)

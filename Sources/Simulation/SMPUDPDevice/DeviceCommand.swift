@@ -19,6 +19,7 @@ public struct SMPDeviceCommand: ParsableCommand {
     @Option(help: "The UDP port (Zephyr's default is 1337).") var port: UInt16 = SMPUDPDeviceServer.defaultPort
     @Option(help: "buf_size: the largest SMP message the device takes.") var bufSize = 1024
     @Option(help: "buf_count: how many receive buffers the device reports.") var bufCount = 4
+    @Flag(help: "Take an nRF52840's flash time to erase the slot and write each chunk (no answer meanwhile).") var nrf52840Flash = false
     @Argument(help: "The MCUboot image the device runs at start.") var image: String
 
     public init() {}
@@ -26,7 +27,7 @@ public struct SMPDeviceCommand: ParsableCommand {
     public func run() throws {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: image)))
         guard let factory = SlotImage(bytes) else { throw ValidationError("\(image) is not an MCUboot image with a SHA256 TLV") }
-        let device = SMPDevice(configuration: SMPDevice.Configuration(bufferSize: bufSize, bufferCount: bufCount), factoryImage: factory)
+        let device = SMPDevice(configuration: SMPDevice.Configuration(bufferSize: bufSize, bufferCount: bufCount, flash: nrf52840Flash ? .nRF52840 : .instant), factoryImage: factory)
         let server = try SMPUDPDeviceServer(device: device, host: host, port: port)
         FileHandle.standardOutput.write(Data("tether-smp-device: serving \(factory.version) on \(host):\(server.port)\n".utf8))
         server.serve()

@@ -94,10 +94,14 @@ public final class SMPUDPDeviceServer: @unchecked Sendable {
             lock.lock()
             received += 1
             let answer = device.handle(datagram)
+            let busy = device.lastBusyTime
             if answer != nil { answered += 1 }
             let dropped = answer != nil && (answersToDrop > 0 || (dropEvery > 0 && answered % dropEvery == 0))
             if dropped, answersToDrop > 0 { answersToDrop -= 1 }
             lock.unlock()
+            // The flash work happens inside the request's handler: nothing else is received or answered meanwhile
+            // (datagrams wait in the socket's buffer, as in the device's network buffers).
+            if busy > .zero { Thread.sleep(forTimeInterval: Double(busy.components.seconds) + Double(busy.components.attoseconds) / 1e18) }
             if let answer, !dropped { try? socket.send(answer, to: sender) }
         }
     }
