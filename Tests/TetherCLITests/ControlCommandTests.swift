@@ -15,7 +15,8 @@ struct ControlCommandTests {
             #expect(table.status == 0, "\(table.standardError)")
             #expect(table.standardOutput.contains("devices     2 known, 1 connected"))
             #expect(table.standardOutput.contains("outbox      1 pending, 0 in flight, 0 failed, 0 conflict, 2 dead; oldest pending 4 s"))
-            #expect(table.standardOutput.contains("storage     ok, database 1.5 MiB"))
+            #expect(table.standardOutput.contains("storage     ok, database 1.5 MiB, SQLite heap 3.1 MiB"), "\(table.standardOutput)")
+            #expect(table.standardOutput.contains("health      12 samples waiting (3 failed, retried), 1 rejected; 2 deletions waiting"), "\(table.standardOutput)")
 
             let json = try await TetherProcess.run(["status", "--json"], bus: bus)
             #expect(json.status == 0)

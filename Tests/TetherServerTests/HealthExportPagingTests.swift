@@ -15,17 +15,7 @@ struct HealthExportPagingTests {
     static func withStore(_ backend: ServerBackend, _ body: @escaping @Sendable (any ServerStore) async throws -> Void) async throws {
         let directory = try makeTemporaryDirectory("tether-export-paging")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let storage: ServerStorage
-        do {
-            storage = try await backend.freshStorage(in: directory)
-        } catch let error as PostgresCluster.Unavailable {
-            if ServerBackend.postgresRequired {
-                Issue.record("PostgreSQL is required (TETHER_REQUIRE_POSTGRES=1) but unavailable: \(error)")
-                return
-            }
-            Issue.record("SKIPPED: PostgreSQL unavailable: \(error)", severity: .warning)
-            try Test.cancel("PostgreSQL unavailable: \(error)")
-        }
+        guard let storage = try await freshStorage(backend, in: directory) else { return }
         try await StoreAccess.with(storage, logger: Logger(label: "export-paging")) { store in try await body(store) }
     }
 

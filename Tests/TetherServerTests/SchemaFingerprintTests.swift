@@ -54,7 +54,7 @@ struct SchemaFingerprintTests {
 
     static let v3Objects: Set<String> = ["health_sample_projection"]
 
-    @Test("PostgreSQL: the migrations run the v1, v2 and v3 statements, byte for byte")
+    @Test("PostgreSQL: the migrations run the v1, v2, v3 and v4 statements, byte for byte")
     func postgres() throws {
         let statements = PostgresServerStore.migrationStatements
         let v2Start = try #require(statements.firstIndex(of: "-- v2"))
@@ -65,9 +65,14 @@ struct SchemaFingerprintTests {
         let v2 = statements[v2Start..<v3Start].joined(separator: "\n")
         #expect(v2.utf8.count == 3840)
         #expect(Self.fnv1a(v2) == "a5c335d647580040")
-        let v3 = statements[v3Start...].joined(separator: "\n")
+        let v4Start = try #require(statements.firstIndex(of: "-- v4"))
+        let v3 = statements[v3Start..<v4Start].joined(separator: "\n")
         #expect(v3.utf8.count == 108)
         #expect(Self.fnv1a(v3) == "e402a1cfaa7122d0")
+        // v4 (session 11): the export's index, uids in byte order.
+        let v4 = statements[v4Start...].joined(separator: "\n")
+        #expect(v4.utf8.count == 121)
+        #expect(Self.fnv1a(v4) == "76ec8bfbd01e92ad")
     }
 
     /// FNV-1a, 64 bits: enough to notice an edit, and needs no crypto library in the test target.

@@ -15,17 +15,7 @@ struct StoreRoundTripTests {
     func roundTrip(_ backend: ServerBackend) async throws {
         let directory = try makeTemporaryDirectory("tether-roundtrip")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let storage: ServerStorage
-        do {
-            storage = try await backend.freshStorage(in: directory)
-        } catch let error as PostgresCluster.Unavailable {
-            if ServerBackend.postgresRequired {
-                Issue.record("PostgreSQL is required (TETHER_REQUIRE_POSTGRES=1) but unavailable: \(error)")
-                return
-            }
-            Issue.record("SKIPPED: PostgreSQL unavailable: \(error)", severity: .warning)
-            try Test.cancel("PostgreSQL unavailable: \(error)")
-        }
+        guard let storage = try await freshStorage(backend, in: directory) else { return }
         try await StoreAccess.with(storage, logger: Logger(label: "round-trip")) { store in
             // Whole seconds: both backends keep those exactly (SQLite as REAL seconds, PostgreSQL in microseconds).
             let token = TokenRecord(

@@ -7,6 +7,24 @@ import Testing
 import TetherServer
 import TetherSyncTesting
 
+/// Fresh, empty storage on `backend`. Without PostgreSQL: a loud skip (a warning issue and a cancelled test), or,
+/// when `TETHER_REQUIRE_POSTGRES=1`, a recorded failure and `nil` (the caller returns).
+func freshStorage(_ backend: ServerBackend, in directory: String) async throws -> ServerStorage? {
+    do {
+        return try await backend.freshStorage(in: directory)
+    } catch let error as PostgresCluster.Unavailable {
+        // Only "not installed" may skip; a PostgreSQL that would not start (PostgresCluster.StartFailed) is thrown
+        // on and fails the test.
+        if ServerBackend.postgresRequired {
+            Issue.record("PostgreSQL is required (TETHER_REQUIRE_POSTGRES=1) but not installed: \(error)")
+            return nil
+        }
+        print("⚠️  WARNING: PostgreSQL unavailable, skipping the PostgreSQL run of this test: \(error)")
+        Issue.record("SKIPPED: PostgreSQL unavailable: \(error)", severity: .warning)
+        try Test.cancel("PostgreSQL unavailable: \(error)")
+    }
+}
+
 /// Runs `body` against a fresh server on `backend`. Without PostgreSQL the test is skipped loudly (a warning
 /// issue and a cancelled test), or fails when `TETHER_REQUIRE_POSTGRES=1`.
 func withServer(
@@ -14,20 +32,7 @@ func withServer(
 ) async throws {
     let directory = try makeTemporaryDirectory("tether-server-test")
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let storage: ServerStorage
-    do {
-        storage = try await backend.freshStorage(in: directory)
-    } catch let error as PostgresCluster.Unavailable {
-        // Only "not installed" may skip; a PostgreSQL that would not start (PostgresCluster.StartFailed) is thrown
-        // on and fails the test.
-        if ServerBackend.postgresRequired {
-            Issue.record("PostgreSQL is required (TETHER_REQUIRE_POSTGRES=1) but not installed: \(error)")
-            return
-        }
-        print("⚠️  WARNING: PostgreSQL unavailable, skipping the PostgreSQL run of this test: \(error)")
-        Issue.record("SKIPPED: PostgreSQL unavailable: \(error)", severity: .warning)
-        try Test.cancel("PostgreSQL unavailable: \(error)")
-    }
+    guard let storage = try await freshStorage(backend, in: directory) else { return }
     let server = try await TestServer.start(storage: storage, configure: configure)
     do {
         try await body(server)

@@ -49,7 +49,7 @@ struct StatusCommand: AsyncParsableCommand {
         ])
         table.add(["conflicts", F.number(status.integer("conflicts"))])
         table.add([
-            "health upload",
+            "health",
             "\(F.number(status.integer("health_samples_waiting"))) samples waiting (\(F.number(status.integer("health_samples_failed"))) failed, retried), "
                 + "\(F.number(status.integer("health_samples_rejected"))) rejected; \(F.number(status.integer("health_deletions_waiting"))) deletions waiting",
         ])

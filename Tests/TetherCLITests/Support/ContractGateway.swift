@@ -100,7 +100,9 @@ final class ContractGateway: Sendable {
                             "outbox_oldest_pending_age": .int64(4_000_000_000), "conflicts": .uint32(UInt32(current.conflicts.count)),
                             "last_sync_at": .int64(1_795_000_100_000_000_000), "last_sync_result": .string("ok"),
                             "sync_clock_skew": .int64(-12_000_000), "database_bytes": .int64(1_572_864), "storage": .string("ok"),
-                            "events_stored": .uint64(1234),
+                            "events_stored": .uint64(1234), "sqlite_heap_bytes": .int64(3_250_000),
+                            "health_samples_waiting": .uint32(12), "health_samples_failed": .uint32(3), "health_samples_rejected": .uint32(1),
+                            "health_deletions_waiting": .uint32(2),
                         ])
                     ]
                 },
