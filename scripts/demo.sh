@@ -11,7 +11,9 @@
 #   4. after --duration seconds or Ctrl-C: stops the devices, switches the faults off, lets the devices deliver and
 #      sync drain, and verifies: events created by the devices = events stored by the gateway = events on the
 #      server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
-#      uid and its reading), every record in the glucose meter's memory was read, and the gateway's daily
+#      uid and its reading), every record in the glucose meter's memory was read, a technician's deletion and
+#      correction (tether health delete|correct, made while the devices run) reached the server as tombstones and a
+#      replacement naming its original, and the gateway's daily
 #      projections are fresh and agree with rollups computed from the server's samples. The exit status is 0 only if
 #      all of that held.
 # Every process it starts runs in its own process group and is stopped on exit, Ctrl-C or SIGTERM; a final check
@@ -120,6 +122,12 @@ while ! $stop_requested && ((SECONDS - run_start < duration)); do
 done
 
 echo
+echo "== a technician deletes one stored health reading and corrects another (tether health delete|correct)"
+health_edit_ok=true
+health_edit=$("$python" "$helper" health-edit "$bin/tether") || health_edit_ok=false
+echo "  $health_edit"
+
+echo
 echo "== stopping the devices, switching faults off, letting the devices deliver and sync drain"
 kill -TERM -- "-$load_pid" 2>/dev/null || true
 for ((i = 0; i < 100; i++)); do
@@ -168,13 +176,21 @@ printf '  %-48s %8s\n' "events created by the devices (tether-sim)" "$created" \
 health_ok=true
 health_figures=$("$python" "$helper" health-verify "$work/gateway.sqlite" "$work/server.sqlite" "$glucose_records") || health_ok=false
 health_field() { "$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print(*(f[k] for k in sys.argv[2:]))' "$health_figures" "$@"; }
+$health_edit_ok || health_ok=false
 printf '  %-48s %8s\n' "health samples stored by the gateway" "$(health_field stored_by_gateway)" \
     "health samples uploaded (gateway's record)" "$(health_field uploaded)" \
     "health samples on the server" "$(health_field on_server)" \
     "health samples missing on the server" "$(health_field missing_on_server)" \
     "health samples on the server not from the gateway" "$(health_field not_from_gateway)" \
     "health readings on the server twice" "$(health_field duplicate_readings_on_server)" \
-    "glucose records read / in the meter's memory" "$(health_field glucose_records_read) / $glucose_records"
+    "glucose records read / in the meter's memory" "$(health_field glucose_records_read) / $glucose_records" \
+    "deletions and corrections on the gateway" "$(health_field deletions_on_gateway)" \
+    "of them missing on the server" "$(health_field deletions_missing_on_server)" \
+    "deleted samples still live on the server" "$(health_field deleted_samples_live_on_server)" \
+    "corrections not naming their original" "$(health_field replacements_not_naming_original)"
+# The demo's technician made one deletion and one correction: both must be there to be checked.
+read -r changes corrections < <(health_field deletions_on_gateway corrections_on_gateway 2>/dev/null || echo 0 0)
+((${changes:-0} >= 2 && ${corrections:-0} >= 1)) || health_ok=false
 projection_figures=$("$python" "$helper" projections-verify "$work/gateway.sqlite" "$work/server.sqlite") || health_ok=false
 projection_field() { "$python" -c 'import json, sys; f = json.loads(sys.argv[1]); print(*(f[k] for k in sys.argv[2:]))' "$projection_figures" "$@"; }
 printf '  %-48s %8s\n' "daily projections on the gateway" "$(projection_field projections)" \
@@ -182,7 +198,7 @@ printf '  %-48s %8s\n' "daily projections on the gateway" "$(projection_field pr
     "server days without a projection on the gateway" "$(projection_field server_days_without_projection)"
 if $drained && ((created > 0 && released == created && held == 0 && stored == created && distinct == created &&
     duplicates == 0 && lost == 0 && dead == 0)) && $health_ok; then
-    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once; the gateway's projections agree with the server's samples"
+    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once, with the technician's deletion and correction; the gateway's projections agree with the server's samples"
     exit 0
 fi
 $drained || echo "demo: sync did not drain within 180 s; tetherd's log: $work/tetherd.log" >&2

@@ -5,7 +5,7 @@ import HealthDeviceModel
 import Testing
 import TetherTestSupport
 
-/// `tether health devices|samples|watch|backfill` against the real tetherd with tether-sim's blood-pressure cuff on
+/// `tether health devices|samples|delete|correct|deletions|watch|backfill` against the real tetherd with tether-sim's blood-pressure cuff on
 /// a private bus: what a technician sees.
 @Suite("tether health against the real tetherd", .serialized, .timeLimit(.minutes(8)))
 struct HealthDaemonCommandTests {
@@ -75,6 +75,33 @@ struct HealthDaemonCommandTests {
             let first = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(first["characteristic"] as? String == "2A36" && first["intermediate"] as? Bool == true, "\(line)")
             #expect(first["value"] as? String == "20" && first["unit"] as? String == "mm[Hg]")
+
+            // The change lane by hand: a filter by metric, a deletion and a correction by uid, the tombstones listed.
+            let pulses = try #require(try await system.json(["health", "samples", "--metric", "pulse_rate_non_invasive"]) as? [[String: Any]])
+            #expect(!pulses.isEmpty && pulses.allSatisfy { $0["metric"] as? String == "pulse_rate_non_invasive" }, "\(pulses)")
+            let badMetric = try await system.tether(["health", "samples", "--metric", "blood_sugar"])
+            #expect(badMetric.status == 2 && badMetric.standardError.contains("blood_sugar"), "\(badMetric.standardError)")
+            let numbers = pulses.filter { $0["status"] as? String == "number" }
+            let (doomed, wrong) = (try #require(numbers.first?["uid"] as? String), try #require(numbers.last?["uid"] as? String))
+            #expect(doomed != wrong, "\(numbers)")
+            let deleted = try await system.tether(["health", "delete", doomed, "--note", "test measurement"])
+            #expect(deleted.status == 0 && deleted.standardOutput.hasPrefix("Deleted \(doomed)"), "\(deleted.standardOutput)\(deleted.standardError)")
+            let again = try await system.tether(["health", "delete", doomed])
+            #expect(again.status == 1 && again.standardError.contains("already deleted"), "\(again.standardError)")
+            let unknown = try await system.tether(["health", "delete", "0190c4d2-0000-7000-8000-000000000000"])
+            #expect(unknown.status == 5, "\(unknown.standardError)")
+            let noChange = try await system.tether(["health", "correct", wrong])
+            #expect(noChange.status == 2, "\(noChange.standardError)")
+            let corrected = try #require(try await system.json(["health", "correct", wrong, "--value", "61", "--json"]) as? [String: Any])
+            let replacement = try #require(corrected["replacement_uid"] as? String)
+            let now = try #require(try await system.json(["health", "samples", Self.cuff, "--metric", "pulse_rate_non_invasive"]) as? [[String: Any]])
+            #expect(!now.contains { [doomed, wrong].contains($0["uid"] as? String) })
+            #expect(now.first { $0["uid"] as? String == replacement }?["value"] as? String == "61", "\(now)")
+            let withDeleted = try #require(try await system.json(["health", "samples", Self.cuff, "--include-deleted"]) as? [[String: Any]])
+            #expect(withDeleted.contains { $0["uid"] as? String == doomed && $0["deleted_at"] != nil })
+            let tombstones = try await system.tether(["health", "deletions", Self.cuff])
+            #expect(tombstones.lines.first?.hasPrefix("REQUESTED (UTC)") == true && tombstones.lines.count == 3, "\(tombstones.standardOutput)")
+            #expect(tombstones.standardOutput.contains("test measurement") && tombstones.standardOutput.contains(replacement))
 
             let backfill = try await system.tether(["health", "backfill", Self.cuff])
             #expect(backfill.status == 1, "\(backfill.standardOutput)")

@@ -103,16 +103,22 @@ import Glibc
         #expect(devicesStatus == 0, "\(devicesOutput)")
         #expect(devicesOutput.contains("array ["), "\(devicesOutput)")
         let (samplesStatus, samplesOutput) = try await Self.callAsNobody(
-            bus: address, member: "ListHealthSamples", arguments: ["string:C0:54:45:00:00:01", "int64:0", "uint32:0"])
+            bus: address, member: "ListHealthSamples", arguments: ["string:C0:54:45:00:00:01"])
         #expect(samplesStatus != 0)
         #expect(samplesOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(samplesOutput)")
+        // Deleting or correcting a person's reading is a change like any other: denied to other users.
+        for member in ["DeleteHealthSample", "ListHealthDeletions"] {
+            let (status, output) = try await Self.callAsNobody(bus: address, member: member, arguments: ["string:0190c4d2-0000-7000-8000-000000000000"])
+            #expect(status != 0, "\(member)")
+            #expect(output.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(member): \(output)")
+        }
         let (backfillStatus, backfillOutput) = try await Self.callAsNobody(
             bus: address, member: "Backfill", arguments: ["string:C0:54:45:00:00:01"])
         #expect(backfillStatus != 0)
         #expect(backfillOutput.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(backfillOutput)")
         // Root reaches ListHealthSamples, which answers on its own terms (no such device here).
         do {
-            _ = try await client.call("ListHealthSamples", [.string("C0:54:45:00:00:01"), .int64(0), .uint32(0)])
+            _ = try await client.call("ListHealthSamples", [.string("C0:54:45:00:00:01"), .variantDictionary([:])])
             Issue.record("expected UnknownDevice")
         } catch let error as DBusError {
             #expect(error.name == "io.tether.Gateway1.Error.UnknownDevice", "\(error)")

@@ -19,8 +19,8 @@ import TetherTestSupport
         try await DaemonTestBed.with(simulator: configuration, body)
     }
 
-    static func samples(_ bed: DaemonTestBed, _ device: String, since: Int64 = 0, limit: UInt32 = 0) async throws -> [[String: DBusValue]] {
-        try await bed.client.records("ListHealthSamples", [.string(device), .int64(since), .uint32(limit)])
+    static func samples(_ bed: DaemonTestBed, _ device: String, query: [String: DBusValue] = [:]) async throws -> [[String: DBusValue]] {
+        try await bed.client.records("ListHealthSamples", [.string(device), .variantDictionary(query)])
     }
 
     static func healthDevice(_ bed: DaemonTestBed, _ address: String) async throws -> [String: DBusValue]? {
@@ -142,13 +142,13 @@ import TetherTestSupport
             #expect(after.first { $0["metric"]?.stringValue == "blood_pressure_systolic" }?["value"]?.stringValue == liveSystolic)
             #expect(!after.contains { $0["characteristic"]?.stringValue == "2A36" || $0["metric"]?.stringValue == "cuff_pressure" })
             // Bounded by limit, newest first.
-            let two = try await Self.samples(bed, Self.cuff, limit: 2)
+            let two = try await Self.samples(bed, Self.cuff, query: ["limit": .uint32(2)])
             #expect(two.count == 2)
             #expect(two.map { $0["uid"] } == after.prefix(2).map { $0["uid"] })
             // `since` after every sample: none.
             let times = after.compactMap { $0["effective_at"]?.int64Value }
             let newest = try #require(times.max())
-            #expect(try await Self.samples(bed, Self.cuff, since: newest + 1).isEmpty)
+            #expect(try await Self.samples(bed, Self.cuff, query: ["since": .int64(newest + 1)]).isEmpty)
 
             // No RACP on a cuff: a backfill is refused, and an unknown device is named so.
             await expectError("NotPermitted") { _ = try await bed.client.call("Backfill", [.string(Self.cuff)]) }

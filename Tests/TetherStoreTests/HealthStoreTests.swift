@@ -22,7 +22,7 @@ struct HealthStoreTests {
         let again = try fixture.ingest((4...5).map { glucoseSample(sequence: $0, lane: .cold) }, cursor: glucoseCursor(through: 5))
         #expect(again.duplicateCount == 2 && again.cursor == .unchanged)
         #expect(try fixture.store.sampleCount() == 5)
-        let stored = try #require(try fixture.store.samples(HealthSampleQuery(metricCode: HealthMetric.glucose)).first { $0.sample.recordSequence == 5 })
+        let stored = try #require(try fixture.store.samples(HealthSampleQuery(metricCodes: [HealthMetric.glucose])).first { $0.sample.recordSequence == 5 })
         #expect(stored.sample.lane == .hot, "the first arrival's row stays")
         #expect(stored.dedupKey == HealthDedupKey.make(peripheralUid: fixture.peripheralUid, sample: glucoseSample(sequence: 5, lane: .cold)))
     }
@@ -240,11 +240,11 @@ struct HealthStoreTests {
         try fixture.store.ingest(HealthIngestBatch(peripheralUid: other, samples: [nan]), at: simulationStart, using: &random)
 
         let first = glucoseSample(sequence: 0, lane: .cold).effectiveAt
-        let window = try fixture.store.samples(HealthSampleQuery(peripheralUid: fixture.peripheralUid, metricCode: HealthMetric.glucose, from: first.plus(milliseconds: 120_000), until: first.plus(milliseconds: 300_000)))
+        let window = try fixture.store.samples(HealthSampleQuery(peripheralUid: fixture.peripheralUid, metricCodes: [HealthMetric.glucose], from: first.plus(milliseconds: 120_000), until: first.plus(milliseconds: 300_000)))
         #expect(window.map(\.sample.recordSequence) == [4, 3, 2])
         #expect(window.allSatisfy { $0.peripheralUid == fixture.peripheralUid })
         #expect(window.first?.sample == glucoseSample(sequence: 4, lane: .cold), "every field comes back as stored")
-        #expect(try fixture.store.samples(HealthSampleQuery(metricCode: HealthMetric.systolic)).map(\.sample.value.canonical) == [HealthDecimal(mantissa: 118, exponent: 0)])
+        #expect(try fixture.store.samples(HealthSampleQuery(metricCodes: [HealthMetric.systolic])).map(\.sample.value.canonical) == [HealthDecimal(mantissa: 118, exponent: 0)])
         let special = try #require(try fixture.store.samples(HealthSampleQuery(peripheralUid: other)).first)
         #expect(special.sample.value.status == .nan && special.sample.value.reported == nil && special.sample.value.canonical == nil)
         #expect(try fixture.store.cursors(peripheralUid: other).isEmpty)

@@ -538,13 +538,13 @@ _tether_health() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    devices|samples|projections|watch|backfill|decode)
+    devices|samples|delete|correct|deletions|projections|watch|backfill|decode)
         # Offer subcommand argument completions
         "_tether_health_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'devices samples projections watch backfill decode' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'devices samples delete correct deletions projections watch backfill decode' -- "${cur}"))
         ;;
     esac
 }
@@ -566,9 +566,9 @@ _tether_health_devices() {
 
 _tether_health_samples() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--include-deleted --json -h --help)
     repeating_options=()
-    non_repeating_options=(--bus --since --limit)
+    non_repeating_options=(--bus --metric --since --until --limit)
     __tether_offer_flags_options 1
 
     # Offer option value completions
@@ -576,7 +576,73 @@ _tether_health_samples() {
     '--bus')
         return
         ;;
+    '--metric')
+        return
+        ;;
     '--since')
+        return
+        ;;
+    '--until')
+        return
+        ;;
+    '--limit')
+        return
+        ;;
+    esac
+}
+
+_tether_health_delete() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus --note)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
+        ;;
+    '--note')
+        return
+        ;;
+    esac
+}
+
+_tether_health_correct() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus --value --user --note)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
+        ;;
+    '--value')
+        return
+        ;;
+    '--user')
+        return
+        ;;
+    '--note')
+        return
+        ;;
+    esac
+}
+
+_tether_health_deletions() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus --limit)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
         return
         ;;
     '--limit')

@@ -17,7 +17,12 @@
                                               JSON and exits 1 if anything is off. TENANT: the server's tenant
                                               (default demo). UPLOADED_BY (ns since 1970): only samples the gateway
                                               received by then must be uploaded (a heart rate strap goes on notifying
-                                              after the drain), and there may be none
+                                              after the drain), and there may be none. Every tombstone the gateway
+                                              holds (deletions, corrections) must be on the server, its sample
+                                              deleted there, and a correction's replacement must name the original
+  devices.py health-edit TETHER_BINARY       a technician's change lane through the CLI: deletes one stored glucose
+                                              record and corrects one blood pressure reading by one unit in the last
+                                              place (tether health delete|correct); prints what it did as JSON
   devices.py projections-verify GATEWAY_DB SERVER_DB
                                               the gateway's fresh projections agree with daily rollups computed here
                                               from the server's samples, and every server day has one; JSON, exit 1
@@ -141,6 +146,10 @@ def health_count(database, received_by=None):
         total, waiting = connection.execute(
             "SELECT count(*), count(*) FILTER (WHERE uploadState <> 'uploaded') FROM healthSample"
             + (" WHERE receivedAt <= %d" % received_by if received_by is not None else "")).fetchone()
+        # Tombstones wait for their upload too (the change lane: deletions and corrections).
+        waiting += connection.execute(
+            "SELECT count(*) FROM healthDeletion WHERE uploadState <> 'uploaded'"
+            + (" AND requestedAt <= %d" % received_by if received_by is not None else "")).fetchone()[0]
         glucose = connection.execute(
             "SELECT count(DISTINCT recordSequence) FROM healthSample WHERE characteristic = ? AND lane IN ('cold', 'hot')",
             (GLUCOSE_MEASUREMENT,)).fetchone()[0]
@@ -219,11 +228,72 @@ def health_verify(gateway_database, server_database, glucose_records, tenant="de
         "glucose_records_read": len(glucose_sequences),
         "glucose_records_on_device": glucose_records,
     }
+    figures.update(change_lane_figures(gateway, server, tenant))
     print(json.dumps(figures))
     # With a cutoff, the glucose records (read whenever) are what shows health arrived at all.
     good = ((figures["stored_by_gateway"] > 0 or uploaded_by is not None) and figures["uploaded"] == len(stored) and figures["missing_on_server"] == 0
             and figures["not_from_gateway"] == 0 and figures["key_mismatch"] == 0
-            and figures["duplicate_readings_on_server"] == 0 and len(glucose_sequences) == glucose_records)
+            and figures["duplicate_readings_on_server"] == 0 and len(glucose_sequences) == glucose_records
+            and figures["deletions_missing_on_server"] == 0 and figures["deleted_samples_live_on_server"] == 0
+            and figures["replacements_not_naming_original"] == 0)
+    return 0 if good else 1
+
+
+def change_lane_figures(gateway, server, tenant):
+    """The change lane on both sides: every gateway tombstone is on the server by its uid with the same sample, that
+    sample is deleted there, and a correction's replacement on the server names (replaces) the sample it corrects."""
+    tombstones = gateway.execute(
+        "SELECT d.uid, s.uid, r.uid FROM healthDeletion d JOIN healthSample s ON s.id = d.sampleId "
+        "LEFT JOIN healthSample r ON r.id = d.replacementSampleId").fetchall()
+    server_tombstones = dict(server.execute(
+        "SELECT uid, sample_uid FROM health_deletion WHERE tenant = ?", (tenant,)).fetchall())
+    server_samples = {uid: (deleted_at, replaces) for uid, deleted_at, replaces in server.execute(
+        "SELECT uid, deleted_at, replaces FROM health_sample WHERE tenant = ?", (tenant,))}
+    return {
+        "deletions_on_gateway": len(tombstones),
+        "corrections_on_gateway": sum(1 for _, _, replacement in tombstones if replacement),
+        "deletions_missing_on_server": sum(1 for uid, sample, _ in tombstones if server_tombstones.get(uid) != sample),
+        "deleted_samples_live_on_server": sum(
+            1 for _, sample, _ in tombstones if sample in server_samples and server_samples[sample][0] is None),
+        "replacements_not_naming_original": sum(
+            1 for _, sample, replacement in tombstones
+            if replacement and server_samples.get(replacement, (None, None))[1] != sample),
+    }
+
+
+def health_edit(tether):
+    """Deletes the earliest glucose record and corrects the earliest numeric systolic pressure through the CLI, as a
+    technician would; exits 1 if either command fails or the answer does not name what was asked."""
+    import subprocess
+
+    def run(*arguments):
+        result = subprocess.run([tether, "health", *arguments, "--json"], capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            raise RuntimeError("tether health %s: exit %d: %s" % (" ".join(arguments), result.returncode, result.stderr.strip()))
+        return json.loads(result.stdout)
+
+    def earliest(metric):
+        samples = [s for s in run("samples", "--metric", metric, "--limit", "10000") if s.get("status") == "number"]
+        return min(samples, key=lambda s: (s["effective_at"], s["uid"])) if samples else None
+
+    # The meter's records and the cuff's readings arrive soon after pairing; on a loaded machine, give them a minute.
+    deadline = time.monotonic() + 60
+    while True:
+        glucose, systolic = earliest("glucose"), earliest("blood_pressure_systolic")
+        if (glucose and systolic) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    if glucose is None or systolic is None:
+        print(json.dumps({"error": "no glucose or blood pressure reading stored yet"}))
+        return 1
+    deleted = run("delete", glucose["uid"], "--note", "demo: a control-solution test, not the person's blood")
+    value = decimal.Decimal(systolic["value"])
+    corrected_value = value + decimal.Decimal(1).scaleb(value.as_tuple().exponent)
+    corrected = run("correct", systolic["uid"], "--value", str(corrected_value), "--note", "demo: re-read from the cuff's display")
+    figures = {"deleted": glucose["uid"], "corrected": systolic["uid"], "replacement": corrected.get("replacement_uid"),
+               "from": systolic["value"], "to": str(corrected_value)}
+    print(json.dumps(figures))
+    good = deleted.get("sample_uid") == glucose["uid"] and corrected.get("sample_uid") == systolic["uid"] and figures["replacement"]
     return 0 if good else 1
 
 
@@ -250,6 +320,8 @@ def main(arguments):
     elif 4 <= len(arguments) <= 6 and arguments[0] == "health-verify":
         return health_verify(arguments[1], arguments[2], int(arguments[3]), *arguments[4:5],
                              *(int(value) for value in arguments[5:6]))
+    elif len(arguments) == 2 and arguments[0] == "health-edit":
+        return health_edit(arguments[1])
     elif len(arguments) == 3 and arguments[0] == "projections-verify":
         return projections_verify(arguments[1], arguments[2])
     elif len(arguments) >= 3 and arguments[0] == "field":

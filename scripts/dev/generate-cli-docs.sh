@@ -13,7 +13,7 @@ check=false
 [ "${1:-}" = "--check" ] && check=true
 scratch=(${TETHER_SCRATCH_PATH:+--scratch-path "$TETHER_SCRATCH_PATH"})
 # The manual's date is fixed so regenerating is reproducible; change it when the command tree changes.
-manual_date=2026-11-24
+manual_date=2026-11-28
 
 swift build "${scratch[@]}" --product tether >/dev/null
 swift build "${scratch[@]}" --product generate-manual >/dev/null

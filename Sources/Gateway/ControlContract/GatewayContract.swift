@@ -49,6 +49,9 @@ public enum GatewayMethod: String, Sendable, CaseIterable {
     case listHealthSamples = "ListHealthSamples"
     case backfill = "Backfill"
     case listHealthProjections = "ListHealthProjections"
+    case deleteHealthSample = "DeleteHealthSample"
+    case correctHealthSample = "CorrectHealthSample"
+    case listHealthDeletions = "ListHealthDeletions"
 }
 
 /// The signals of `io.tether.Gateway1`.

@@ -1,12 +1,13 @@
 /// control-api.md, Errors: the names after `io.tether.Gateway1.Error.`.
 public enum GatewayErrorName: Sendable, Hashable {
-    case unknownDevice, invalidArgument, notPermitted, busy, pairingFailed, promptCanceled, storageFailed, unavailable
+    case unknownDevice, unknownSample, invalidArgument, notPermitted, busy, pairingFailed, promptCanceled, storageFailed, unavailable
     /// A name added to the contract after this client was built.
     case unknown(String)
 
     public init?(rawValue: String) {
         switch rawValue {
         case "UnknownDevice": self = .unknownDevice
+        case "UnknownSample": self = .unknownSample
         case "InvalidArgument": self = .invalidArgument
         case "NotPermitted": self = .notPermitted
         case "Busy": self = .busy
@@ -21,6 +22,7 @@ public enum GatewayErrorName: Sendable, Hashable {
     public var rawValue: String {
         switch self {
         case .unknownDevice: "UnknownDevice"
+        case .unknownSample: "UnknownSample"
         case .invalidArgument: "InvalidArgument"
         case .notPermitted: "NotPermitted"
         case .busy: "Busy"

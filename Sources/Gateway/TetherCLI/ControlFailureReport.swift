@@ -49,7 +49,7 @@ struct ControlFailureReport: Equatable {
         case .daemon(let name, let text):
             message = (text.isEmpty ? "tetherd refused the request (\(name.rawValue))." : text) + (Self.advice[name].map { "\n" + $0 } ?? "")
             switch name {
-            case .unknownDevice: code = TetherExitCode.notFound
+            case .unknownDevice, .unknownSample: code = TetherExitCode.notFound
             case .invalidArgument: code = TetherExitCode.badInput
             case .notPermitted, .busy, .pairingFailed, .promptCanceled, .storageFailed, .unavailable, .unknown:
                 code = TetherExitCode.operationFailed

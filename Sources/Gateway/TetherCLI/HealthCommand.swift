@@ -8,7 +8,7 @@ public struct HealthCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "health",
         abstract: "Standard Bluetooth health devices (blood pressure, glucose, CGM, scales, thermometers, oximeters, heart rate).",
-        subcommands: [Devices.self, Samples.self, Projections.self, Watch.self, Backfill.self, Decode.self]
+        subcommands: [Devices.self, Samples.self, Delete.self, Correct.self, Deletions.self, Projections.self, Watch.self, Backfill.self, Decode.self]
     )
 
     public init() {}

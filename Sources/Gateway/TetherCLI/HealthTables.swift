@@ -23,17 +23,42 @@ enum HealthTables {
     }
 
     static func samples(_ samples: [GatewayRecord]) -> String {
-        var table = TextTable("TIME (UTC)", "METRIC", "VALUE", "UNIT", "CANONICAL", "TIME BASIS", "DEVICE TIME", "USER", "SEQ", "LANE", "UPLOAD")
+        // UID last: what `tether health delete|correct` take.
+        var table = TextTable("TIME (UTC)", "METRIC", "VALUE", "UNIT", "CANONICAL", "TIME BASIS", "DEVICE TIME", "USER", "SEQ", "LANE", "UPLOAD", "UID")
         for sample in samples {
             let canonical = sample.string("canonical_value").map { "\($0) \(sample.string("canonical_unit") ?? "")" } ?? F.absent
             table.add([
                 F.time(sample.integer("effective_at")), sample.string("metric") ?? F.number(sample.integer("metric_code")),
                 value(sample), sample.string("unit") ?? F.absent, canonical, sample.string("time_basis") ?? F.absent,
                 sample.string("device_time") ?? F.absent, F.number(sample.integer("user_index")),
-                F.number(sample.integer("sequence")), sample.string("lane") ?? F.absent, upload(sample),
+                F.number(sample.integer("sequence")), sample.string("lane") ?? F.absent,
+                upload(sample) + (sample.integer("deleted_at") != nil ? ", deleted" : ""), sample.string("uid") ?? F.absent,
             ])
         }
         return table.text
+    }
+
+    /// `tether health deletions`: one line per tombstone, oldest first.
+    static func deletions(_ deletions: [GatewayRecord]) -> String {
+        var table = TextTable("REQUESTED (UTC)", "DEVICE", "SAMPLE", "REASON", "BY", "REPLACEMENT", "UPLOAD", "NOTE")
+        for deletion in deletions {
+            table.add([
+                F.time(deletion.integer("requested_at")), deletion.string("address") ?? deletion.string("peripheral_uid") ?? F.absent,
+                deletion.string("sample_uid") ?? F.absent, deletion.string("reason") ?? F.absent,
+                deletion.string("requested_by") ?? F.absent, deletion.string("replacement_uid") ?? F.absent, upload(deletion),
+                deletion.string("note") ?? F.absent,
+            ])
+        }
+        return table.text
+    }
+
+    /// What `delete` and `correct` print: the tombstone, and the replacement for a correction.
+    static func changeLine(_ deletion: GatewayRecord) -> String {
+        let sample = deletion.string("sample_uid") ?? F.absent
+        if let replacement = deletion.string("replacement_uid") {
+            return "Corrected \(sample): replaced by \(replacement) (tombstone \(deletion.string("uid") ?? F.absent)); the backend gets both on the next sync."
+        }
+        return "Deleted \(sample) (tombstone \(deletion.string("uid") ?? F.absent)); the backend gets the deletion on the next sync."
     }
 
     /// `tether health projections`: one line per key, the freshness in a column.

@@ -74,13 +74,31 @@ public final class GatewayClient: Sendable {
         return try records(from: reply, method: .listHealthProjections)
     }
 
-    /// control-api.md: `ListHealthSamples(s device, x since, u limit)`: `since` UTC nanoseconds, 0 = every sample.
-    public func healthSamples(device: String, since: Int64, limit: UInt32) async throws -> [GatewayRecord] {
-        let reply = try await call(.listHealthSamples, [.string(device), .int64(since), .uint32(limit)])
+    /// control-api.md: `ListHealthSamples(s device, a{sv} query)`: `device` "" for every health device; the query's
+    /// keys as in "Health sample" (`since`, `until`, `metric`, `metric_code`, `include_deleted`, `limit`).
+    public func healthSamples(device: String, query: [String: DBusValue]) async throws -> [GatewayRecord] {
+        let reply = try await call(.listHealthSamples, [.string(device), .variantDictionary(query)])
         return try records(from: reply, method: .listHealthSamples)
     }
 
+    /// control-api.md: `ListHealthDeletions(s device, u limit)`: tombstones, oldest first; "" for every device.
+    public func healthDeletions(device: String, limit: UInt32) async throws -> [GatewayRecord] {
+        try records(from: try await call(.listHealthDeletions, [.string(device), .uint32(limit)]), method: .listHealthDeletions)
+    }
+
     // MARK: Changes (mutating: the bus policy admits root and the tether group only)
+
+    /// control-api.md: `DeleteHealthSample(s uid, s note)`: the tombstone ("Health deletion").
+    public func deleteHealthSample(uid: String, note: String) async throws -> GatewayRecord {
+        try record(from: try await call(.deleteHealthSample, [.string(uid), .string(note)]), method: .deleteHealthSample)
+    }
+
+    /// control-api.md: `CorrectHealthSample(s uid, a{sv} correction, s note)`: the original's tombstone, naming the
+    /// replacement (`replacement_uid`).
+    public func correctHealthSample(uid: String, correction: [String: DBusValue], note: String) async throws -> GatewayRecord {
+        let reply = try await call(.correctHealthSample, [.string(uid), .variantDictionary(correction), .string(note)])
+        return try record(from: reply, method: .correctHealthSample)
+    }
 
     public func startScan() async throws { _ = try await call(.startScan) }
     public func stopScan() async throws { _ = try await call(.stopScan) }

@@ -10,6 +10,9 @@ enum ControlError {
     static func unknownDevice(_ identifier: String) -> DBusError {
         DBusError(name: prefix + GatewayErrorName.unknownDevice.rawValue, message: "No device with serial or address \"\(identifier)\"; `tether devices` lists the known ones")
     }
+    static func unknownSample(_ uid: String) -> DBusError {
+        DBusError(name: prefix + GatewayErrorName.unknownSample.rawValue, message: "No health sample \"\(uid)\"; `tether health samples DEVICE` lists them with their uid")
+    }
     static func invalidArgument(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.invalidArgument.rawValue, message: message) }
     static func notPermitted(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.notPermitted.rawValue, message: message) }
     static func busy(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.busy.rawValue, message: message) }

@@ -82,11 +82,29 @@ enum ControlInterface {
                 },
                 DBusMethod(
                     GatewayMethod.listHealthSamples.rawValue,
-                    inputs: [DBusArgument("device", "s"), DBusArgument("since", "x"), DBusArgument("limit", "u")],
+                    inputs: [DBusArgument("device", "s"), DBusArgument("query", "a{sv}")],
                     outputs: [DBusArgument("samples", "aa{sv}")]
                 ) { call in
-                    [try control.listHealthSamples(
-                        device: try string(call, 0), since: call.arguments[1].int64Value ?? 0, limit: call.arguments[2].uint32Value ?? 0)]
+                    [try control.listHealthSamples(device: try string(call, 0), query: try dictionary(call, 1))]
+                },
+                DBusMethod(
+                    GatewayMethod.deleteHealthSample.rawValue, inputs: [DBusArgument("uid", "s"), DBusArgument("note", "s")],
+                    outputs: [DBusArgument("deletion", "a{sv}")]
+                ) { call in
+                    [try await control.deleteHealthSample(uid: try string(call, 0), note: try string(call, 1))]
+                },
+                DBusMethod(
+                    GatewayMethod.correctHealthSample.rawValue,
+                    inputs: [DBusArgument("uid", "s"), DBusArgument("correction", "a{sv}"), DBusArgument("note", "s")],
+                    outputs: [DBusArgument("deletion", "a{sv}")]
+                ) { call in
+                    [try await control.correctHealthSample(uid: try string(call, 0), correction: try dictionary(call, 1), note: try string(call, 2))]
+                },
+                DBusMethod(
+                    GatewayMethod.listHealthDeletions.rawValue, inputs: [DBusArgument("device", "s"), DBusArgument("limit", "u")],
+                    outputs: [DBusArgument("deletions", "aa{sv}")]
+                ) { call in
+                    [try control.listHealthDeletions(device: try string(call, 0), limit: call.arguments[1].uint32Value ?? 0)]
                 },
                 DBusMethod(GatewayMethod.backfill.rawValue, inputs: [DBusArgument("device", "s")], outputs: [DBusArgument("results", "aa{sv}")]) { call in
                     [try await control.backfill(try string(call, 0))]
@@ -103,6 +121,13 @@ enum ControlInterface {
                 DBusSignalDeclaration("SyncFinished", arguments: [DBusArgument("summary", "a{sv}")]),
                 DBusSignalDeclaration("HealthReading", arguments: [DBusArgument("reading", "a{sv}")]),
             ])
+    }
+
+    private static func dictionary(_ call: DBusMethodCall, _ index: Int) throws(DBusError) -> [String: DBusValue] {
+        guard index < call.arguments.count, let value = call.arguments[index].variantDictionaryValue else {
+            throw ControlError.invalidArgument("argument \(index + 1) of \(call.member) must be a{sv}")
+        }
+        return value
     }
 
     private static func string(_ call: DBusMethodCall, _ index: Int) throws(DBusError) -> String {

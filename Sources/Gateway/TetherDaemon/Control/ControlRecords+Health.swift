@@ -91,8 +91,27 @@ extension ControlRecords {
             "upload_state": .string(record.upload.state.rawValue),
             // Why the backend refused it for good (issue 15): what a technician needs to act on a rejected sample.
             "rejected_reason": record.upload.rejectedReason.map { .string($0) },
+            "deleted_at": record.deletedAt.map { .int64($0) },
         ]) { $1 }
         return dictionary(fields)
+    }
+
+    /// docs/specs/control-api.md, "Health deletion": a tombstone, what `DeleteHealthSample` and
+    /// `CorrectHealthSample` answer and `ListHealthDeletions` lists.
+    static func healthDeletion(_ deletion: HealthDeletionRecord, address: String?) -> DBusValue {
+        dictionary([
+            "uid": .string(deletion.uid),
+            "sample_uid": .string(deletion.sampleUid),
+            "address": address.map { .string($0) },
+            "peripheral_uid": deletion.peripheralUid.map { .string($0) },
+            "reason": .string(deletion.reason.rawValue),
+            "requested_by": .string(deletion.requestedBy),
+            "replacement_uid": deletion.replacementSampleUid.map { .string($0) },
+            "note": deletion.note.map { .string($0) },
+            "requested_at": .int64(deletion.requestedAt),
+            "upload_state": .string(deletion.upload.state.rawValue),
+            "rejected_reason": deletion.upload.rejectedReason.map { .string($0) },
+        ])
     }
 
     static func healthReading(_ reading: HealthLiveReading) -> DBusValue {

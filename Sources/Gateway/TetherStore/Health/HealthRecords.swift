@@ -129,6 +129,8 @@ public struct HealthDeletionRecord: Hashable, Sendable, FetchableRecord {
     public var uid: String
     public var sampleUid: String
     public var sampleDedupKey: String
+    /// The peripheral of the deleted sample; nil where the query did not join it.
+    public var peripheralUid: String?
     public var reason: HealthDeletionReason
     /// `technician`, `backend` or `gateway`.
     public var requestedBy: String
@@ -141,6 +143,7 @@ public struct HealthDeletionRecord: Hashable, Sendable, FetchableRecord {
         uid = row["uid"]
         sampleUid = row["sampleUid"]
         sampleDedupKey = row["sampleDedupKey"]
+        peripheralUid = row["peripheralUid"]
         guard let reason = HealthDeletionReason(rawValue: row["reason"]) else { throw StoreError(.corrupt, "healthDeletion.reason \(row["reason"] as String? ?? "?")") }
         self.reason = reason
         requestedBy = row["requestedBy"]

@@ -4,16 +4,17 @@ import TetherPrimitives
 /// Which samples to read: every filter is optional; newest first.
 public struct HealthSampleQuery: Hashable, Sendable {
     public var peripheralUid: String?
-    public var metricCode: Int?
+    /// Any of these MDC codes (a metric with specimen-specific codes, like glucose, has several).
+    public var metricCodes: [Int]?
     /// Effective time at or after `from` and before `until`.
     public var from: Timestamp?
     public var until: Timestamp?
     public var includeDeleted = false
     public var limit = 1000
 
-    public init(peripheralUid: String? = nil, metricCode: Int? = nil, from: Timestamp? = nil, until: Timestamp? = nil, includeDeleted: Bool = false, limit: Int = 1000) {
+    public init(peripheralUid: String? = nil, metricCodes: [Int]? = nil, from: Timestamp? = nil, until: Timestamp? = nil, includeDeleted: Bool = false, limit: Int = 1000) {
         self.peripheralUid = peripheralUid
-        self.metricCode = metricCode
+        self.metricCodes = metricCodes
         self.from = from
         self.until = until
         self.includeDeleted = includeDeleted
@@ -33,9 +34,9 @@ extension HealthStore {
                 conditions.append("peripheral.uid = ?")
                 arguments += [uid]
             }
-            if let metric = query.metricCode {
-                conditions.append("healthSample.metricCode = ?")
-                arguments += [metric]
+            if let metrics = query.metricCodes {
+                conditions.append("healthSample.metricCode IN (\(metrics.isEmpty ? "NULL" : Array(repeating: "?", count: metrics.count).joined(separator: ", ")))")
+                arguments += StatementArguments(metrics)
             }
             if let from = query.from {
                 conditions.append("healthSample.effectiveAt >= ?")
@@ -103,16 +104,28 @@ extension HealthStore {
         }
     }
 
-    /// Tombstones, oldest first, of one upload state or all.
-    public func deletions(state: HealthUploadState? = nil, limit: Int = 1000) throws(StoreError) -> [HealthDeletionRecord] {
+    /// Tombstones, oldest first, of one upload state or all, of one peripheral or all.
+    public func deletions(state: HealthUploadState? = nil, peripheralUid: String? = nil, limit: Int = 1000) throws(StoreError) -> [HealthDeletionRecord] {
         try database.read { db in
             try HealthDeletionRecord.fetchAll(db, sql: """
-                SELECT d.*, s.uid AS sampleUid, s.dedupKey AS sampleDedupKey, r.uid AS replacementSampleUid
-                FROM healthDeletion d JOIN healthSample s ON s.id = d.sampleId LEFT JOIN healthSample r ON r.id = d.replacementSampleId
-                WHERE (? IS NULL OR d.uploadState = ?) ORDER BY d.id LIMIT ?
-                """, arguments: [state?.rawValue, state?.rawValue, limit])
+                SELECT \(Self.deletionColumns) \(Self.deletionJoins)
+                WHERE (? IS NULL OR d.uploadState = ?) AND (? IS NULL OR p.uid = ?) ORDER BY d.id LIMIT ?
+                """, arguments: [state?.rawValue, state?.rawValue, peripheralUid, peripheralUid, limit])
         }
     }
+
+    /// One tombstone by its uid.
+    public func deletion(uid: String) throws(StoreError) -> HealthDeletionRecord? {
+        try database.read { db in
+            try HealthDeletionRecord.fetchOne(db, sql: "SELECT \(Self.deletionColumns) \(Self.deletionJoins) WHERE d.uid = ?", arguments: [uid])
+        }
+    }
+
+    static let deletionColumns = "d.*, s.uid AS sampleUid, s.dedupKey AS sampleDedupKey, r.uid AS replacementSampleUid, p.uid AS peripheralUid"
+    static let deletionJoins = """
+        FROM healthDeletion d JOIN healthSample s ON s.id = d.sampleId JOIN peripheral p ON p.id = s.peripheralId
+        LEFT JOIN healthSample r ON r.id = d.replacementSampleId
+        """
 
     public func uploadCounts() throws(StoreError) -> HealthUploadCounts {
         try database.read { db in

@@ -41,6 +41,18 @@ public struct HealthLiveReading: Hashable, Sendable {
     public static func metricName(mdcCode: Int) -> String? {
         UInt32(exactly: mdcCode).flatMap(HealthMetric.named(mdcCode:))?.rawValue
     }
+
+    /// Every MDC code stored samples of the metric with this name carry (`glucose`: each specimen's code and the
+    /// general one); nil for a name `HealthMetric` does not know, empty for one that is never stored with a code.
+    public static func metricCodes(named name: String) -> [Int]? {
+        guard let metric = HealthMetric(rawValue: name) else { return nil }
+        var codes = metric.mdcCode.map { [Int($0)] } ?? []
+        if metric == .glucose { codes += GlucoseSpecimen.allCodes.map(Int.init) }
+        return Array(Set(codes)).sorted()
+    }
+
+    /// The names `metricCodes(named:)` knows, for error messages.
+    public static var metricNames: [String] { HealthMetric.allCases.filter { $0.mdcCode != nil }.map(\.rawValue) }
 }
 
 extension HealthHotLane {
