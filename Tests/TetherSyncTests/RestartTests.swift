@@ -90,6 +90,78 @@ struct RestartTests {
         #expect(try Outbox(database: gateway.database).counts().total == 0)
     }
 
+    /// Issue 15, item 4: "upload exactly once under server kills". The health uploader drains 3000 glucose records and
+    /// 40 tombstones (deletions and corrections) into a tether-server process that is SIGKILLed once some batches have
+    /// committed, and restarted on the same file: every sample on the server once by uid and by reading, every
+    /// tombstone once and its sample deleted there, every gateway row `uploaded`.
+    @Test("the server is SIGKILLed mid-drain of health samples and restarted: every sample and tombstone lands exactly once")
+    func serverKilledDuringHealthUpload() async throws {
+        let directory = try makeTemporaryDirectory("tether-restart-health")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/server.sqlite"
+        let serverStore = try SQLiteServerStore(path: database)
+        try await serverStore.migrate()
+        let token = try await TokenAdministration.issue(store: serverStore, tenant: "home", gateway: "gw-1").reveal
+        var server = try await ServerProcess(
+            arguments: ["--db", database, "--listen", "127.0.0.1:0", "--inject-faults", "delay:150ms", "--fault-rate", "1"], log: directory + "/server.log")
+        let gateway = try GatewayFixture()
+        defer { gateway.remove() }
+        let health = try HealthGateway(database: gateway.database)
+        let uids = try health.ingest(1...3000)
+        var tombstones: [String: String] = [:]  // tombstone uid -> sample uid
+        for (index, uid) in uids.enumerated() where index % 75 == 0 {
+            let change: HealthChange = index % 150 == 0
+                ? .deletedByTechnician(sampleUid: uid, note: "test strip")
+                : .corrected(sampleUid: uid, replacement: HealthGateway.sample(sequence: Int64(index + 1), milligramsPerDecilitre: 101), by: .technician, note: nil)
+            tombstones[try health.apply(change).deletionUid] = uid
+        }
+        let clock = GatewayClock()
+        var configuration = SyncConfiguration(baseURL: "http://127.0.0.1:\(server.port)", token: BearerToken(token))
+        configuration.requestTimeout = .seconds(5)
+        func uploader(_ client: SyncHTTPClient) -> HealthUploader {
+            HealthUploader(
+                queue: HealthUploadQueue(database: gateway.database, leaseDuration: .seconds(60)), client: client,
+                batchSize: 100, backoff: configuration.backoff, now: clock.read, seed: 9, logger: quietLogger)
+        }
+        let firstClient = try SyncHTTPClient(configuration: configuration)
+        let first = uploader(firstClient)
+        let drain = Task {
+            var running = first
+            return await running.run()
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await serverStore.healthSamples(tenant: "home").count < 500, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        server.kill()
+        let interrupted = await drain.value
+        #expect(interrupted.failure != nil, "the kill ended the run: \(interrupted)")
+        let beforeKill = try await serverStore.healthSamples(tenant: "home").count
+        #expect(beforeKill >= 500 && beforeKill < 3000 + 20, "killed mid-drain: \(beforeKill)")
+        await firstClient.shutdown()
+
+        server = try await ServerProcess(arguments: ["--db", database, "--listen", "127.0.0.1:\(server.port)"], log: directory + "/server.log")
+        let secondClient = try SyncHTTPClient(configuration: configuration)
+        var second = uploader(secondClient)
+        clock.advance(by: .seconds(3600))  // past the failed rows' backoff and any lease
+        let reports = await uploadUntilDone(&second, clock: clock)
+        await secondClient.shutdown()
+        try await server.terminate()
+        #expect(reports.last?.failure == nil, "\(reports)")
+
+        let onServer = try await serverStore.healthSamples(tenant: "home")
+        let gatewaySamples = try health.store.samples(HealthSampleQuery(includeDeleted: true, limit: 10_000))
+        #expect(onServer.count == gatewaySamples.count, "every sample once, corrections' replacements included")
+        #expect(Set(onServer.map(\.sample.uid)) == Set(gatewaySamples.map(\.uid)))
+        #expect(Set(onServer.map(\.sample.dedupKey)).count == onServer.count, "no reading twice")
+        let serverTombstones = try await serverStore.healthDeletions(tenant: "home")
+        #expect(Dictionary(uniqueKeysWithValues: serverTombstones.map { ($0.deletion.uid, $0.deletion.sampleUid) }) == tombstones)
+        let deletedOnServer = Set(onServer.filter { $0.deletedAt != nil }.map(\.sample.uid))
+        #expect(deletedOnServer == Set(tombstones.values))
+        let counts = try health.store.uploadCounts()
+        #expect(counts.samples == [.uploaded: gatewaySamples.count] && counts.deletions == [.uploaded: tombstones.count], "\(counts)")
+    }
+
     @Test("the gateway dies mid-push and restarts: its leases expire, the push is repeated, the server deduplicates")
     func gatewayRestarted() async throws {
         try await withSync { setup in
