@@ -56,6 +56,47 @@ struct HealthUploadTests {
         }
     }
 
+    /// A gateway that lost its database read the device again: the re-read sample (new uid, same dedup key) was a
+    /// duplicate, so the server holds the reading under the first uid only. A tombstone for the re-read uid that names
+    /// the dedup key deletes that copy; without the key it could not (it is kept for a sample that never comes).
+    @Test("a tombstone naming its sample's dedup key deletes the same reading stored under another uid", arguments: ServerBackend.allCases)
+    func tombstoneByDedupKey(backend: ServerBackend) async throws {
+        try await withServer(backend) { server in
+            let api = try await server.api()
+            let original = HealthFixtures.sample(dedupKey: "gls/periph-1/0/7")
+            let other = HealthFixtures.sample(dedupKey: "gls/periph-1/0/8", effectiveAt: 1_793_520_000_000_000_009)
+            #expect(try await api.uploaded([original, other]).map(\.status) == [.applied, .applied])
+            let reread = HealthFixtures.sample(dedupKey: original.dedupKey)
+            #expect(try await api.uploaded([reread]).map(\.status) == [.duplicate])
+
+            // Without the key (an older gateway): stored, and the server's copy stays live.
+            let blind = HealthFixtures.deletion(of: HealthFixtures.sample(dedupKey: other.dedupKey).uid)
+            #expect(try await api.deleted([blind]).map(\.status) == [.applied])
+            #expect(try await server.store.healthSamples(tenant: "tenant-a").first { $0.sample.uid == other.uid }?.deletedAt == nil)
+
+            var tombstone = HealthFixtures.deletion(of: reread.uid)
+            tombstone.sampleDedupKey = original.dedupKey
+            #expect(try await api.deleted([tombstone]).map(\.status) == [.applied])
+            let stored = try await server.store.healthSamples(tenant: "tenant-a")
+            #expect(stored.first { $0.sample.uid == original.uid }?.deletedAt == tombstone.requestedAt, "the same reading, deleted")
+            // The key only finds the sample: a retry without it is the same tombstone; another one for the reading is a duplicate.
+            var retry = tombstone
+            retry.sampleDedupKey = nil
+            #expect(try await api.deleted([retry]).map(\.status) == [.duplicate])
+            var again = HealthFixtures.deletion(of: HealthFixtures.uid(), requestedAt: 1_793_700_000_000_000_000)
+            again.sampleDedupKey = original.dedupKey
+            let duplicate = try await api.deleted([again])
+            #expect(duplicate.map(\.status) == [.duplicate] && duplicate[0].reason?.contains(original.uid) == true, "\(duplicate)")
+            #expect(try await server.store.healthSamples(tenant: "tenant-a").first { $0.sample.uid == original.uid }?.deletedAt == tombstone.requestedAt)
+            // Another tenant's key finds nothing here.
+            let otherTenant = try await server.api(tenant: "tenant-b", gateway: "gw-9")
+            var foreign = HealthFixtures.deletion(of: HealthFixtures.uid())
+            foreign.sampleDedupKey = other.dedupKey
+            #expect(try await otherTenant.deleted([foreign]).map(\.status) == [.applied])
+            #expect(try await server.store.healthSamples(tenant: "tenant-a").first { $0.sample.uid == other.uid }?.deletedAt == nil)
+        }
+    }
+
     @Test("a uid reused for different content is rejected and the stored sample kept", arguments: ServerBackend.allCases)
     func uidReused(backend: ServerBackend) async throws {
         try await withServer(backend) { server in

@@ -24,7 +24,7 @@ struct HealthStoreTests {
         #expect(try fixture.store.sampleCount() == 5)
         let stored = try #require(try fixture.store.samples(HealthSampleQuery(metricCodes: [HealthMetric.glucose])).first { $0.sample.recordSequence == 5 })
         #expect(stored.sample.lane == .hot, "the first arrival's row stays")
-        #expect(stored.dedupKey == HealthDedupKey.make(peripheralUid: fixture.peripheralUid, sample: glucoseSample(sequence: 5, lane: .cold)))
+        #expect(stored.dedupKey == HealthDedupKey.make(device: fixture.deviceName, sample: glucoseSample(sequence: 5, lane: .cold)))
     }
 
     @Test("without a sequence: the same bytes at the same device time are one reading; notified values without a time are each a reading")
@@ -185,7 +185,7 @@ struct HealthStoreTests {
         #expect(tombstones.map(\.uid) == [deletion.deletionUid])
         #expect(tombstones.first?.sampleUid == uid && tombstones.first?.reason == .technician && tombstones.first?.requestedBy == "technician")
         #expect(tombstones.first?.upload.state == .pending)
-        #expect(tombstones.first?.sampleDedupKey == HealthDedupKey.make(peripheralUid: fixture.peripheralUid, sample: glucoseSample(sequence: 2, lane: .cold)))
+        #expect(tombstones.first?.sampleDedupKey == HealthDedupKey.make(device: fixture.deviceName, sample: glucoseSample(sequence: 2, lane: .cold)))
         // The meter still holds record 2 and sends it again after a reconnect: it does not come back.
         #expect(try fixture.ingest([glucoseSample(sequence: 2, lane: .cold)], cursor: glucoseCursor(through: 3)).duplicateCount == 1)
         #expect(try fixture.store.sampleCount() == 2)

@@ -24,6 +24,8 @@ struct HealthFixture {
     let database: GatewayDatabase
     let store: HealthStore
     let peripheralUid: String
+    /// The device as its samples' dedup keys name it: its identity address (`HealthDedupKey`).
+    let deviceName = "C4:00:00:00:00:01"
     var random = SplitMix64(seed: 14)
 
     init(faults: HealthStoreFaults = HealthStoreFaults()) throws {

@@ -36,7 +36,7 @@ struct MigrationTests {
 
     /// Every migration, as `appliedMigrations()` lists them: sorted by name, so v10 comes after v1 (v1 is frozen; later
     /// ones only add).
-    static let migrations = ["v1", "v10-health-projections", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
+    static let migrations = ["v1", "v10-health-projections", "v11-health-dedup-keys-by-address", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {
@@ -188,7 +188,8 @@ struct MigrationTests {
         let capillaryWholeBlood: [UInt8] = [0x02, 1, 0, 0xEA, 0x07, 1, 2, 3, 4, 5, 0x50, 0xB0, 0x11]
         let venousPlasmaWithOffset: [UInt8] = [0x03, 2, 0, 0xEA, 0x07, 1, 2, 3, 4, 5, 0xFB, 0xFF, 0x50, 0xB0, 0x14]
         let noType: [UInt8] = [0x00, 3, 0, 0xEA, 0x07, 1, 2, 3, 4, 5]
-        func key(_ sequence: Int, _ code: Int) -> String { "seq/\(peripheral)/\(glucose)/-/\(code)/0/0/\(sequence)" }
+        // As v7 wrote them (the device by its registry uid); after v11, by its identity address.
+        func key(_ sequence: Int, _ code: Int, device: String = peripheral) -> String { "seq/\(device)/\(glucose)/-/\(code)/0/0/\(sequence)" }
         do {
             let queue = try DatabaseQueue(path: path)
             try Migrations.migrator.migrate(queue, upTo: "v7-peripheral-adopted")
@@ -222,8 +223,53 @@ struct MigrationTests {
             try Row.fetchAll(db, sql: "SELECT metricCode, dedupKey FROM healthSample ORDER BY id").map { ($0["metricCode"] as Int, $0["dedupKey"] as String) }
         }
         #expect(rows.map(\.0) == [160_184, 160_196, 160_020, 160_369, 160_184])
+        let address = "C0:54:45:00:00:01"
         #expect(rows.map(\.1) == [
-            key(1, 160_184), key(2, 160_196), key(3, 160_020), key(1, 160_369), "correction/0190a000-0000-7000-8000-000000000001",
+            key(1, 160_184, device: address), key(2, 160_196, device: address), key(3, 160_020, device: address), key(1, 160_369, device: address),
+            "correction/0190a000-0000-7000-8000-000000000001",
+        ])
+    }
+
+    /// A gateway that lost its database registers the device under a new uid: only keys that name the device by
+    /// its identity address let the backend know the records it reads again (`HealthDedupKey`).
+    @Test("v11 names the device in stored dedup keys by its identity address; corrections and keys naming another device keep theirs")
+    func dedupKeysNameTheDeviceByAddress() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v10.sqlite")
+        let (first, second) = ("0190a000-0000-7000-8000-0000000000aa", "0190a000-0000-7000-8000-0000000000bb")
+        let cuff = "00002a35-0000-1000-8000-00805f9b34fb"
+        let written = [
+            (1, "seq/\(first)/\(cuff)/1/150021/0/0/7"),
+            (1, "time/\(first)/\(cuff)/-/150021/0/0123456789abcdef/2026-11-20T08:00:00/with/slashes"),
+            (1, "receipt/\(first)/\(cuff)/-/149546/0/0123456789abcdef/1795000000000000000"),
+            (1, "correction/0190a000-0000-7000-8000-000000000001"),
+            (1, "seq/\(second)/\(cuff)/-/150021/0/0/7"),  // names another peripheral than its row's: not v11's to change
+            (2, "seq/\(second)/\(cuff)/-/150021/0/0/8"),
+        ]
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try Migrations.migrator.migrate(queue, upTo: "v10-health-projections")
+            try queue.write { db in
+                try db.execute(sql: "INSERT INTO peripheral (uid, identityAddress, firstSeenAt, lastSeenAt) VALUES (?, 'c0:54:45:00:00:0a', 0, 0)", arguments: [first])
+                try db.execute(sql: "INSERT INTO peripheral (uid, identityAddress, firstSeenAt, lastSeenAt) VALUES (?, 'C0:54:45:00:00:0B', 0, 0)", arguments: [second])
+                for (index, (peripheralId, key)) in written.enumerated() {
+                    try db.execute(sql: """
+                        INSERT INTO healthSample (uid, dedupKey, peripheralId, characteristic, metricCode, valueStatus,
+                            reportedMantissa, reportedExponent, reportedUnit, canonicalValue, canonicalUnit, effectiveAt,
+                            timeBasis, epoch, lane, rawBytes, parserVersion, receivedAt)
+                        VALUES (?, ?, ?, ?, 150021, 'number', 120, 0, 'mm[Hg]', '120', 'mm[Hg]', 0, 'receipt', 0, 'hot', X'00', 1, 0)
+                        """, arguments: ["0190a000-0000-7000-8000-00000000001\(index)", key, peripheralId, cuff])
+                }
+            }
+        }
+        let keys = try GatewayDatabase(path: path).read { db in try String.fetchAll(db, sql: "SELECT dedupKey FROM healthSample ORDER BY id") }
+        #expect(keys == [
+            "seq/C0:54:45:00:00:0A/\(cuff)/1/150021/0/0/7",
+            "time/C0:54:45:00:00:0A/\(cuff)/-/150021/0/0123456789abcdef/2026-11-20T08:00:00/with/slashes",
+            "receipt/C0:54:45:00:00:0A/\(cuff)/-/149546/0/0123456789abcdef/1795000000000000000",
+            "correction/0190a000-0000-7000-8000-000000000001",
+            "seq/\(second)/\(cuff)/-/150021/0/0/7",
+            "seq/C0:54:45:00:00:0B/\(cuff)/-/150021/0/0/8",
         ])
     }
 

@@ -15,10 +15,13 @@ struct HealthGateway {
     static let glucose = "00002a18-0000-1000-8000-00805f9b34fb"
     let store: HealthStore
     let peripheralUid: String
+    /// Two gateways with different seeds mint different uids for the same readings, as two real ones would.
+    let seed: UInt64
 
-    init(database: GatewayDatabase, address: String = "C4:00:00:00:00:01") throws {
+    init(database: GatewayDatabase, address: String = "C4:00:00:00:00:01", seed: UInt64 = 11) throws {
         store = HealthStore(database: database)
-        var random = SplitMix64(seed: 11)
+        self.seed = seed
+        var random = SplitMix64(seed: seed)
         peripheralUid = try PeripheralRegistry(database: database).register(identityAddress: address, at: GatewayFixture.start, using: &random).uid
     }
 
@@ -36,7 +39,7 @@ struct HealthGateway {
     /// Stores records `sequences` in batches of 500; returns their uids in order.
     @discardableResult
     func ingest(_ sequences: ClosedRange<Int64>) throws -> [String] {
-        var random = SplitMix64(seed: UInt64(sequences.lowerBound))
+        var random = SplitMix64(seed: UInt64(sequences.lowerBound) &+ seed << 32)
         var uids: [String] = []
         for chunk in Array(sequences).chunked(500) {
             let outcome = try store.ingest(
@@ -261,6 +264,38 @@ struct HealthUploadEndToEndTests {
                 #expect(byUid[try #require(corrected.replacementUid)]?.sample.replaces == early[1])
                 #expect(await uploader.run().requests == 0, "nothing is sent twice")
             }
+        }
+    }
+
+    /// A gateway that lost its database registers the meter under a new peripheral uid and reads its records again
+    /// from the start: the same readings (their dedup keys name the device by its address, not the uid), so the server
+    /// answers `duplicate`, holds each once, and a deletion of a re-read record deletes the server's first copy.
+    @Test("a gateway that lost its database re-reads a meter: duplicates, and its deletion reaches the first copy", arguments: ServerBackend.allCases)
+    func lostDatabase(_ backend: ServerBackend) async throws {
+        try await withSync(backend) { setup in
+            let first = try HealthGateway(database: setup.gateway.database)
+            let original = try first.ingest(1...3)
+            try await setup.withUploader { uploader in #expect(await uploader.run().samples.applied == 3) }
+
+            let replacementGateway = try GatewayFixture(name: "replacement")
+            defer { replacementGateway.remove() }
+            let second = try HealthGateway(database: replacementGateway.database, seed: 12)
+            #expect(second.peripheralUid != first.peripheralUid, "registered anew")
+            let reread = try second.ingest(1...4)
+            let deleted = try second.apply(.deletedByTechnician(sampleUid: reread[1], note: "test strip"))
+            try await setup.withUploader(database: replacementGateway.database) { uploader in
+                let run = await uploader.run()
+                #expect(run.failure == nil)
+                #expect(run.samples.duplicate == 3, "\(run)")
+                #expect(run.samples.applied == 1, "\(run)")
+                #expect(run.deletions.applied == 1)
+            }
+            let samples = try await setup.serverSamples()
+            #expect(samples.count == 4, "each reading once")
+            let tombstones = try await setup.serverDeletions()
+            #expect(tombstones.map(\.deletion.uid) == [deleted.deletionUid])
+            #expect(samples.first { $0.sample.uid == original[1] }?.deletedAt == tombstones.first?.deletion.requestedAt, "the first copy deleted")
+            #expect(samples.filter { $0.deletedAt != nil }.count == 1)
         }
     }
 

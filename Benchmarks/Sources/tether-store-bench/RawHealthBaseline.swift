@@ -60,7 +60,7 @@ enum RawHealthBaseline {
             try exec("BEGIN IMMEDIATE")
             for sample in batch.samples {
                 let uid = UUIDv7.lowercaseString(UUIDv7.make(at: now, using: &random))
-                let key = HealthDedupKey.make(peripheralUid: peripheralUid, sample: sample)
+                let key = HealthDedupKey.make(device: peripheralUid, sample: sample)
                 let value = sample.value
                 sqlite3_bind_text(insert, 1, uid, -1, transient)
                 sqlite3_bind_text(insert, 2, key, -1, transient)

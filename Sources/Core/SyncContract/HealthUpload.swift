@@ -165,10 +165,14 @@ public struct HealthDeletionUpload: Codable, Hashable, Sendable {
     public var replacementSampleUid: String?
     public var note: String?
     public var requestedAt: Int64
+    /// The deleted sample's `dedup_key`: where the server holds the same reading under another uid (the gateway lost
+    /// its database and read the device again; the server answered the re-read sample `duplicate`), the tombstone
+    /// deletes that copy. A lookup, not part of the tombstone: a retry with or without it is the same tombstone.
+    public var sampleDedupKey: String?
 
     public init(
         uid: String, sampleUid: String, reason: String, requestedBy: String, replacementSampleUid: String?, note: String?,
-        requestedAt: Int64
+        requestedAt: Int64, sampleDedupKey: String? = nil
     ) {
         self.uid = uid
         self.sampleUid = sampleUid
@@ -177,11 +181,13 @@ public struct HealthDeletionUpload: Codable, Hashable, Sendable {
         self.replacementSampleUid = replacementSampleUid
         self.note = note
         self.requestedAt = requestedAt
+        self.sampleDedupKey = sampleDedupKey
     }
 
     enum CodingKeys: String, CodingKey {
         case uid, reason, note
         case sampleUid = "sample_uid"
+        case sampleDedupKey = "sample_dedup_key"
         case requestedBy = "requested_by"
         case replacementSampleUid = "replacement_sample_uid"
         case requestedAt = "requested_at"

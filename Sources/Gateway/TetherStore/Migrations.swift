@@ -19,6 +19,7 @@ enum Migrations {
         migrator.registerMigration("v8-glucose-specimen-codes", migrate: v8GlucoseSpecimenCodes)
         migrator.registerMigration("v9-peripheral-pnp-id", migrate: v9PeripheralPnPID)
         migrator.registerMigration("v10-health-projections", migrate: v10HealthProjections)
+        migrator.registerMigration("v11-health-dedup-keys-by-address", migrate: v11HealthDedupKeysByAddress)
         return migrator
     }
 

@@ -27,7 +27,8 @@ enum HealthUploadWire {
     static func deletion(_ record: HealthDeletionRecord) -> HealthDeletionUpload {
         HealthDeletionUpload(
             uid: record.uid, sampleUid: record.sampleUid, reason: record.reason.rawValue, requestedBy: record.requestedBy,
-            replacementSampleUid: record.replacementSampleUid, note: record.note, requestedAt: record.requestedAt)
+            replacementSampleUid: record.replacementSampleUid, note: record.note, requestedAt: record.requestedAt,
+            sampleDedupKey: record.sampleDedupKey)
     }
 
     /// Lowercase hex, two digits a byte (the spec's `raw_bytes`).

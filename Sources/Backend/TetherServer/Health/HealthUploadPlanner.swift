@@ -16,7 +16,10 @@ import SyncContract
 /// 4. A new sample is stored; deleted at once when a tombstone for its uid came first (uploads need no order).
 /// 5. A tombstone uid already stored: `duplicate` when identical, else `rejected`.
 /// 6. A tombstone for a sample another tombstone already deleted: `duplicate`, nothing written.
-/// 7. A new tombstone is stored, known sample or not; a stored sample is marked deleted at its `requested_at`.
+/// 7. A new tombstone is stored, known sample or not; a stored sample is marked deleted at its `requested_at`. The
+///    sample is the one stored under `sample_uid`, else, when the tombstone names a `sample_dedup_key`, the one
+///    stored under that key (rule 3's copy: the same reading, first uploaded under another uid); already deleted,
+///    the tombstone is `duplicate`, nothing written.
 ///
 /// UUIDs are compared and stored in lowercase (RFC 9562 §4: they are case-insensitive on input); a result echoes
 /// the uid as it was sent.
@@ -63,7 +66,7 @@ struct HealthUploadPlanner {
         if let problem = HealthUploadValidation.problem(in: sent) { return HealthUploadResult(uid: sent.uid, status: .rejected, reason: problem) }
         let deletion = sent.normalized
         if let stored = state.deletions[deletion.uid] {
-            guard stored.deletion == deletion else {
+            guard stored.deletion.identity == deletion.identity else {
                 return HealthUploadResult(uid: sent.uid, status: .rejected, reason: "uid reused for different content: tombstone \(deletion.uid) is stored with other values")
             }
             return HealthUploadResult(uid: sent.uid, status: .duplicate)
@@ -71,14 +74,22 @@ struct HealthUploadPlanner {
         if let earlier = state.deletionsBySample[deletion.sampleUid] {
             return HealthUploadResult(uid: sent.uid, status: .duplicate, reason: "sample \(deletion.sampleUid) is already deleted by tombstone \(earlier.deletion.uid)")
         }
+        // Rule 7: the sample by its uid, or the same reading stored under another uid.
+        var target = deletion.sampleUid
+        if state.samples[target] == nil, let key = deletion.sampleDedupKey, let holder = state.dedupKeys[key] {
+            if state.samples[holder]?.deletedAt != nil {
+                return HealthUploadResult(uid: sent.uid, status: .duplicate, reason: "the same reading (sample_dedup_key) is stored as sample \(holder), already deleted")
+            }
+            target = holder
+        }
         let row = HealthDeletionRow(deletion: deletion, gateway: gateway, storedAt: storedAt)
         state.deletions[deletion.uid] = row
         state.deletionsBySample[deletion.sampleUid] = row
         writes.deletions.append(row)
-        if var sample = state.samples[deletion.sampleUid], sample.deletedAt == nil {
+        if var sample = state.samples[target], sample.deletedAt == nil {
             sample.deletedAt = deletion.requestedAt
-            state.samples[deletion.sampleUid] = sample
-            writes.deletedSamples.append(HealthUploadWrites.Deleted(uid: deletion.sampleUid, deletedAt: deletion.requestedAt))
+            state.samples[target] = sample
+            writes.deletedSamples.append(HealthUploadWrites.Deleted(uid: target, deletedAt: deletion.requestedAt))
         }
         return HealthUploadResult(uid: sent.uid, status: .applied)
     }
@@ -137,6 +148,7 @@ struct HealthUploadKeys: Sendable {
         let valid = deletions.filter { HealthUploadValidation.problem(in: $0) == nil }.map(\.normalized)
         deletionUIDs = Array(Set(valid.map(\.uid)))
         sampleUIDs = Array(Set(valid.map(\.sampleUid)))
+        dedupKeys = Array(Set(valid.compactMap(\.sampleDedupKey)))
         deletedSampleUIDs = sampleUIDs
     }
 }
@@ -157,6 +169,13 @@ extension HealthDeletionUpload {
         deletion.uid = uid.lowercased()
         deletion.sampleUid = sampleUid.lowercased()
         deletion.replacementSampleUid = replacementSampleUid?.lowercased()
+        return deletion
+    }
+
+    /// Rule 5's comparison: the tombstone without `sample_dedup_key`, which only finds the sample and is not stored.
+    var identity: HealthDeletionUpload {
+        var deletion = self
+        deletion.sampleDedupKey = nil
         return deletion
     }
 }

@@ -86,6 +86,7 @@ public enum HealthUploadValidation {
             if replacement.lowercased() == deletion.sampleUid.lowercased() { checks.append("replacement_sample_uid names the deleted sample itself") }
         }
         checks.append(optionalText(deletion.note, "note", 1...1000))
+        checks.append(optionalText(deletion.sampleDedupKey, "sample_dedup_key", 1...512))
         return checks.lazy.compactMap { $0 }.first
     }
 

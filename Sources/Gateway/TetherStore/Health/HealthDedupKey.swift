@@ -2,8 +2,13 @@
 /// memory, again after a reconnect, again after a gateway crash before the cursor moved. `healthSample.dedupKey` is
 /// UNIQUE and samples are inserted with `ON CONFLICT DO NOTHING`, so the table, not a lane's memory, decides.
 ///
-/// A key names the sample's peripheral (its registry uid), characteristic, user, metric and occurrence in the
-/// record, and then the reading by the best identity the device gives it:
+/// A key names the sample's device, characteristic, user, metric and occurrence in the record, and then the reading
+/// by the best identity the device gives it. The device is named by its Bluetooth identity address (Core v5.4 Vol 3
+/// Part C §15.1: public or static random, the address an RPA resolves to), which outlives the gateway's database,
+/// not by its registry uid, which does not: a gateway that lost its database registers the device again under a new
+/// uid and reads its stored records again from the start (the cursor went too); with the uid in the key every one of
+/// them would reach the backend as a new reading, while the same key lets the backend answer `duplicate`
+/// (docs/specs/sync-api.yaml, rule 3). A peripheral without an identity address is named by its uid. Then:
 ///
 /// 1. `seq`: the record has a sequence number (GLS, PLXS) or a time offset (CGMS): `epoch` and that number. The
 ///    number is the device's own name for the record, whatever its bytes or time say.
@@ -21,8 +26,9 @@
 /// reset stores the old records again. Free text (the device time) comes last, so no two different tuples make
 /// the same key.
 public enum HealthDedupKey {
-    public static func make(peripheralUid: String, sample: HealthSample) -> String {
-        let stream = "\(peripheralUid)/\(sample.characteristic)/\(sample.userIndex.map(String.init) ?? "-")"
+    /// `device`: `deviceName(identityAddress:peripheralUid:)`.
+    public static func make(device: String, sample: HealthSample) -> String {
+        let stream = "\(device)/\(sample.characteristic)/\(sample.userIndex.map(String.init) ?? "-")"
         let metric = "\(sample.metricCode)/\(sample.occurrence)"
         if let sequence = sample.recordSequence {
             return "seq/\(stream)/\(metric)/\(sample.epoch)/\(sequence)"
@@ -32,6 +38,11 @@ public enum HealthDedupKey {
             return "time/\(stream)/\(metric)/\(hash)/\(deviceTime)"
         }
         return "receipt/\(stream)/\(metric)/\(hash)/\(sample.receivedAt.nanoseconds)"
+    }
+
+    /// The device part of a key: the identity address in upper case (BlueZ's spelling), else the registry uid.
+    public static func deviceName(identityAddress: String?, peripheralUid: String) -> String {
+        identityAddress.map { $0.uppercased() } ?? peripheralUid
     }
 
     /// The key of the sample that replaces `originalUid` (a sample is corrected once; its replacement may be

@@ -120,7 +120,7 @@ public struct HealthStore: Sendable {
     }
 
     func ingest(_ batch: HealthIngestBatch, in db: Database, context: inout WriteContext) throws -> HealthIngestOutcome {
-        let peripheralId = try Self.peripheralId(db, uid: batch.peripheralUid)
+        let (peripheralId, device) = try Self.peripheral(db, uid: batch.peripheralUid)
         // The cursor is judged before anything is written: a refused batch writes nothing at all.
         var cursor: (move: HealthCursorMove, stored: StoredCursor?, decision: HealthCursorRule.Decision)?
         if let move = batch.cursor {
@@ -132,7 +132,7 @@ public struct HealthStore: Sendable {
         outcome.samples.reserveCapacity(batch.samples.count)
         let insert = try db.cachedStatement(sql: Self.insertSampleSQL)
         for sample in batch.samples {
-            let key = HealthDedupKey.make(peripheralUid: batch.peripheralUid, sample: sample)
+            let key = HealthDedupKey.make(device: device, sample: sample)
             let uid = context.nextSampleUID()
             try insert.execute(arguments: Self.arguments(sample, uid: uid, dedupKey: key, peripheralId: peripheralId))
             outcome.samples.append(db.changesCount == 1 ? .stored(uid: uid) : .duplicate(dedupKey: key))
@@ -182,10 +182,15 @@ public struct HealthStore: Sendable {
     }
 
     static func peripheralId(_ db: Database, uid: String) throws -> Int64 {
-        guard let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM peripheral WHERE uid = ?"), arguments: [uid]) else {
+        try peripheral(db, uid: uid).id
+    }
+
+    /// The peripheral's row id and the device part of its samples' dedup keys.
+    static func peripheral(_ db: Database, uid: String) throws -> (id: Int64, device: String) {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, identityAddress FROM peripheral WHERE uid = ?"), arguments: [uid]) else {
             throw HealthStoreError.unknownPeripheral(uid: uid)
         }
-        return id
+        return (row["id"], HealthDedupKey.deviceName(identityAddress: row["identityAddress"], peripheralUid: uid))
     }
 
     struct StoredCursor {
