@@ -11,6 +11,10 @@ import TetherPrimitives
 extension SimulatedDevice {
     var healthRecordsStored: Int { health?.store.records.count ?? 0 }
 
+    /// The keys of the records in the device's memory, oldest first (sequence numbers; CGM time offsets): what a
+    /// test of RACP deletion checks directly.
+    public var healthRecordKeys: [UInt16] { health?.store.records.map(\.key) ?? [] }
+
     func readHealth(_ uuid: UInt16) throws -> [UInt8] {
         guard health != nil else { throw BlueZError.notSupported }
         do {
