@@ -14,9 +14,9 @@ struct HealthRecordDeletionConfigurationTests {
     }
 
     @Test func theDefaultDeletesNothing() throws {
-        #expect(try gateway("").healthRecordDeletion == .none)
-        #expect(GatewayConfiguration().healthRecordDeletion == .none)
-        #expect(try gateway("[health]\ndelete_acknowledged_records = []\n").healthRecordDeletion == .none)
+        #expect(try gateway("").healthRecordDeletion == .off)
+        #expect(GatewayConfiguration().healthRecordDeletion == .off)
+        #expect(try gateway("[health]\ndelete_acknowledged_records = []\n").healthRecordDeletion == .off)
     }
 
     @Test func theListedDevicesAndNoOthers() throws {

@@ -12,7 +12,7 @@ public struct HealthRecordDeletionPolicy: Hashable, Sendable {
     }
 
     /// No device: the default.
-    public static let none = HealthRecordDeletionPolicy()
+    public static let off = HealthRecordDeletionPolicy()
 
     public func allows(_ address: String) -> Bool { addresses.contains(address.uppercased()) }
 }

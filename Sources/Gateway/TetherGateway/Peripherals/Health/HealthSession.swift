@@ -47,7 +47,7 @@ final class HealthSession: PeripheralSession {
 
     init(
         address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet,
-        deletion: HealthRecordDeletionPolicy = .none, deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in }
+        deletion: HealthRecordDeletionPolicy = .off, deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in }
     ) {
         self.address = address
         self.sink = sink
