@@ -64,6 +64,8 @@ import TetherPrimitives
                     timer = nil
                 case .finished, .abandoned, .noted:
                     break
+                case .readAcknowledgements, .deletionFinished, .deletionDeclined:
+                    break  // deletion is off here (RecordTransfer rule 7; RecordTransferDeletionTests)
                 }
             }
         }
