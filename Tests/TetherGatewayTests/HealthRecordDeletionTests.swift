@@ -157,6 +157,33 @@ struct HealthRecordDeletionTests {
         }
     }
 
+    /// A meter that does not delete (Op Code Not Supported; the op code is optional in GLS): the refusal is
+    /// reported, the meter is not asked again on that link (a backfill's complete procedure asks nothing), and its
+    /// records stay; the next link asks once more.
+    @Test(.timeLimit(.minutes(3)))
+    func aMeterThatCannotDeleteIsAskedOncePerLink() async throws {
+        var meter = HealthDeviceSettings(kind: .glucose)
+        meter.storedRecords = 3
+        try await withRig(meter, deleting: [GatewayHarness.address(1)]) { rig async throws in
+            try await rig.harness.simulated.inject("health-racp-delete-unsupported", ["device": rig.device])
+            try Self.acknowledge([1, 2, 3], rig)
+            let report = try await Self.reconnectAndDecide(rig)
+            #expect(report.outcome == .refused && report.through == 3, "\(report)")
+            #expect(report.reason?.contains("opCodeNotSupported") == true, "\(report)")
+            let reported = Self.reports(rig).count
+            let backfill = try await rig.harness.gateway.backfill(rig.address)
+            #expect(backfill.map(\.outcome) == ["complete"], "\(backfill)")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(Self.reports(rig).count == reported, "not asked again on the link: \(Self.reports(rig))")
+            #expect(try await Self.deleteRequests(rig) == [3])
+            let again = try await Self.reconnectAndDecide(rig)
+            #expect(again.outcome == .refused, "\(again)")
+            #expect(try await Self.deleteRequests(rig) == [3, 3])
+            #expect(try await Self.deviceKeys(rig) == [1, 2, 3])
+            #expect(try rig.cursor(Self.glucoseMeasurement)?.position == 3)
+        }
+    }
+
     /// The policy off (the default), or naming another device: every record acknowledged, and nothing deleted.
     @Test(.timeLimit(.minutes(3)), arguments: [[], ["C0:54:45:00:00:09"]])
     func withoutThePolicyForTheDeviceNothingIsDeleted(_ addresses: [String]) async throws {

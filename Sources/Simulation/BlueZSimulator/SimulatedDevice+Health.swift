@@ -191,6 +191,8 @@ extension SimulatedDevice {
             health!.racpFaults.procedureInProgressRefusals += count
         case "racp-abort-unsuccessful":
             health!.racpFaults.abortUnsuccessful = options["enabled"]?.boolValue ?? true
+        case "racp-delete-unsupported":
+            health!.racpFaults.deleteUnsupported = options["enabled"]?.boolValue ?? true
         case "special-values":
             guard let special = MedicalFloatSpecial(rawValue: options["value"]?.stringValue ?? "nan") else {
                 throw BlueZError.invalidArguments
