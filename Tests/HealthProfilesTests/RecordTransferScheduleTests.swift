@@ -26,6 +26,12 @@ import TetherPrimitives
         var queue: [SimulatedRecordDevice.Event] = []
         var timer: Timestamp?
         var faulty = true
+        // Deletion (RecordTransfer rule 7): the backend's acknowledgements, the cold lane's memory of deletions.
+        var deletes = false
+        var acknowledged: Set<Int> = []
+        var storedAt: [[UInt32]: Int] = [:]
+        var deletedThrough: [UInt32: UInt16] = [:]
+        var deletedReadings: Set<Int> = []
 
         init(seed: UInt64) {
             random = SplitMix64(seed: seed)
@@ -41,6 +47,18 @@ import TetherPrimitives
             for order in orders {
                 switch order {
                 case .write(let bytes):
+                    // A deletion may only remove readings stored and acknowledged (RecordDeletionRule).
+                    if bytes.first == RecordAccessOpCode.deleteStoredRecords.rawValue,
+                        let request = try? RecordAccessRequest.decode(bytes, keys: device.keys),
+                        case .deleteStoredRecords(let selection) = request
+                    {
+                        for doomed in device.matching(selection) ?? [] {
+                            if !acknowledged.contains(doomed.identity) || storedIdentities[doomed.identity] == nil {
+                                violations.append("reading \(doomed.identity) (key \(doomed.key)) deleted from the device unacknowledged")
+                            }
+                            deletedReadings.insert(doomed.identity)
+                        }
+                    }
                     var events = device.serve(bytes)
                     // A record overtaken by the response: it arrives after it (another stream). Not in a probe's answer
                     // ("last record", GSS §3.178 operator 0x06): a probe answered before its record concludes the device
@@ -64,6 +82,17 @@ import TetherPrimitives
                     timer = nil
                 case .finished, .abandoned, .noted:
                     break
+                case .readAcknowledgements(let epoch, let through):
+                    var facts = RecordAcknowledgements(epoch: epoch, keys: [:], deletedThrough: deletedThrough[epoch])
+                    for (stored, identity) in storedAt where stored[0] == epoch && stored[1] <= UInt32(through) {
+                        facts.keys[UInt16(stored[1])] = acknowledged.contains(identity)
+                    }
+                    handle(transfer.acknowledgementsRead(faulty && chance(5) ? nil : facts, at: now))
+                case .deletionFinished(.deleted(let through, let cursor), _):
+                    if cursor != transfer.durableCursor { violations.append("a deletion moved the cursor: \(cursor)") }
+                    deletedThrough[cursor.epoch] = max(deletedThrough[cursor.epoch] ?? 0, through)
+                case .deletionFinished, .deletionDeclined:
+                    break
                 }
             }
         }
@@ -83,12 +112,17 @@ import TetherPrimitives
                     violations.append("(epoch \(batch.epoch), key \(record.key)) stored twice")
                 }
                 storedIdentities[record.record.identity, default: 0] += 1
+                storedAt[[batch.epoch, UInt32(record.key)]] = record.record.identity
                 if storedIdentities[record.record.identity]! > 1 { violations.append("reading \(record.record.identity) stored twice") }
             }
         }
 
         mutating func connect() {
-            transfer = RecordTransfer(configuration: configuration, cursor: cursor)
+            transfer = RecordTransfer(configuration: configuration, cursor: cursor, deletesAcknowledgedRecords: deletes)
+            // The backend acknowledges about half of what is stored and not acknowledged yet (uploads succeed or fail).
+            for identity in storedIdentities.keys.sorted() where !acknowledged.contains(identity) && chance(50) {
+                acknowledged.insert(identity)
+            }
             queue = []
             timer = nil
             let dropAfter: Int? = faulty && chance(25) ? Int(random.next() % 12) : nil
@@ -143,5 +177,24 @@ import TetherPrimitives
             #expect(missing.isEmpty, "seed \(seed): readings never stored \(missing), cursor \(schedule.cursor)")
             if !schedule.violations.isEmpty || !missing.isEmpty { return }
         }
+    }
+
+    /// The same schedules with deletion on (RecordTransfer rule 7) and a backend acknowledging about half of what is
+    /// stored per connection: a deletion removes only readings stored and acknowledged, moves no cursor, and every
+    /// reading still on the device after clean connections is stored, each once, as without deletion.
+    @Test func seededSchedulesWithDeletionDeleteOnlyAcknowledgedReadingsAndLoseNothing() {
+        var deletedInAll = 0
+        for seed in UInt64(1)...300 {
+            var schedule = Schedule(seed: seed)
+            schedule.deletes = true
+            schedule.device.measure(count: Int(seed % 20))
+            schedule.run(connections: 12)
+            #expect(schedule.violations.isEmpty, "seed \(seed): \(schedule.violations)")
+            let missing = schedule.device.records.filter { schedule.storedIdentities[$0.identity] == nil }
+            #expect(missing.isEmpty, "seed \(seed): readings never stored \(missing), cursor \(schedule.cursor)")
+            deletedInAll += schedule.deletedReadings.count
+            if !schedule.violations.isEmpty || !missing.isEmpty { return }
+        }
+        #expect(deletedInAll > 1_000, "the schedules delete: \(deletedInAll) readings")
     }
 }

@@ -153,7 +153,11 @@ extension Gateway {
             if let session = otherSessions[address]?[kind] { return session }
             // Classified as health only when the gateway serves health (PeripheralClassifier rule 3).
             guard let sink = configuration.health else { return nil }
-            let session = HealthSession(address: address, sink: sink, clock: clock, timeWrite: configuration.healthTimeWrite)
+            let trace = configuration.trace
+            let session = HealthSession(
+                address: address, sink: sink, clock: clock, timeWrite: configuration.healthTimeWrite,
+                deletion: configuration.healthRecordDeletion,
+                deletionReported: { report in trace?(.healthRecordDeletion(report)) })
             otherSessions[address, default: [:]][kind] = session
             return session
         }

@@ -44,6 +44,10 @@ public struct GatewayConfiguration: Sendable {
     /// `[health] write_device_time`). By default only a clock that is not set: its readings are timed by receipt
     /// until then, and writing it changes the meaning of no stamp.
     public var healthTimeWrite: TimeWritePolicy.Mode = .whenClockNotSet
+    /// Whose stored records the cold lane deletes from the device once the backend acknowledged them (tetherd's
+    /// `[health] delete_acknowledged_records`; docs/design/health.md, "Deleting acknowledged records"). None by
+    /// default: a device's memory is the person's copy until someone decides otherwise for that device.
+    public var healthRecordDeletion = HealthRecordDeletionPolicy.off
     /// Called for every write and commit outcome, in order per device (tests, debugging); nil in production.
     public var trace: (@Sendable (GatewayTrace) -> Void)?
 

@@ -18,4 +18,7 @@ public enum GatewayTrace: Hashable, Sendable {
     case settings(address: String, SettingsTraffic)
     /// A CONFIG_DATA's config was durably committed in this batch; its ACK follows.
     case settingsStored(address: String, batch: PersistBatch.ID, DeviceConfig)
+    /// A health device's acknowledged records were deleted from it, or the deletion was refused, interrupted or
+    /// not made (RecordTransfer rule 7; only for devices `healthRecordDeletion` allows).
+    case healthRecordDeletion(HealthRecordDeletion)
 }

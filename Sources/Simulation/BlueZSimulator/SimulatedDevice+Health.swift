@@ -11,6 +11,10 @@ import TetherPrimitives
 extension SimulatedDevice {
     var healthRecordsStored: Int { health?.store.records.count ?? 0 }
 
+    /// The keys of the records in the device's memory, oldest first (sequence numbers; CGM time offsets): what a
+    /// test of RACP deletion checks directly.
+    public var healthRecordKeys: [UInt16] { health?.store.records.map(\.key) ?? [] }
+
     func readHealth(_ uuid: UInt16) throws -> [UInt8] {
         guard health != nil else { throw BlueZError.notSupported }
         do {
@@ -187,6 +191,8 @@ extension SimulatedDevice {
             health!.racpFaults.procedureInProgressRefusals += count
         case "racp-abort-unsuccessful":
             health!.racpFaults.abortUnsuccessful = options["enabled"]?.boolValue ?? true
+        case "racp-delete-unsupported":
+            health!.racpFaults.deleteUnsupported = options["enabled"]?.boolValue ?? true
         case "special-values":
             guard let special = MedicalFloatSpecial(rawValue: options["value"]?.stringValue ?? "nan") else {
                 throw BlueZError.invalidArguments

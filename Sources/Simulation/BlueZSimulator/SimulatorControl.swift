@@ -27,7 +27,8 @@ import Foundation
 ///   next report drops the link after that many records; `health-racp-not-completed` {`after_records` u}: the next
 ///   report stops there with Procedure Not Completed; `health-racp-busy` {`count` u}: the next requests answered
 ///   Server Busy; `health-racp-in-progress` {`count` u}: the next RACP writes refused with ATT 0xFE;
-///   `health-racp-abort-unsuccessful` {`enabled` b}; `health-special-values` {`value` s `nan`|`nres`|
+///   `health-racp-abort-unsuccessful` {`enabled` b}; `health-racp-delete-unsupported` {`enabled` b}: Delete Stored
+///   Records answered Op Code Not Supported; `health-special-values` {`value` s `nan`|`nres`|
 ///   `positiveInfinity`|`negativeInfinity`|`reserved`, `count` u}: the next measurements' main value;
 ///   `health-clock-not-set`: the device's clock is lost (counts from 2000-01-01); `health-sequence-reset`
 ///   {`first_sequence` u, default 1}: memory cleared, numbering restarts; `health-forget-bond`: the device was reset

@@ -149,7 +149,7 @@ public enum RecordAccessNote: Hashable, Sendable {
 }
 
 /// The guard on deleting device records (issue 14, item 2: only by an explicit policy, and only records the backend
-/// has acknowledged). The policy that grants it lands with part 2; this type is what the client demands.
+/// has acknowledged). `RecordDeletionRule` grants it from the store's facts; this type is what the client demands.
 public struct RecordDeletionPermit: Hashable, Sendable {
     public let epoch: UInt32
     /// The highest key whose record the backend acknowledged.

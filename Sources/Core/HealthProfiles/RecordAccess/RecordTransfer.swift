@@ -26,7 +26,17 @@ import TetherPrimitives
 /// 5. A disconnect finishes at once (the client's rule 7); a pending store still completes.
 /// 6. A technician's backfill (control API `Backfill`) starts a new procedure from the committed cursor after ANY
 ///    ending, interrupted and refused included: a person asked once, so it cannot loop. While a procedure runs (or
-///    its store is in flight) it starts nothing: the running one is the backfill.
+///    its store is in flight) it starts nothing: the running one is the backfill. Asked during a deletion (rule 7),
+///    it starts one when the deletion ends.
+/// 7. Deleting acknowledged records (issue 14, item 2), only when the device's policy allows it
+///    (`deletesAcknowledgedRecords`): after a procedure that ended complete, between procedures (no store in
+///    flight, no catch-up wanted first), the transfer orders `.readAcknowledgements` once; the driver answers
+///    `acknowledgementsRead` with the store's facts, and `RecordDeletionRule` decides. A permit starts the client's
+///    deletion (its rule 8: "Delete Stored Records", operator "≤", GSS §3.178.2); its ending is
+///    `.deletionFinished`, not `.finished`: a deletion takes no record and moves no cursor, and rules 4 and 6 keep
+///    going by the last transfer's ending. Records arriving during it are handled as in rule 4. A deletion the
+///    device refuses (op code or operator not supported, an ATT error) is not asked again on this connection;
+///    one deleted is remembered here (and by the driver's store, across connections) and not repeated.
 public struct RecordTransfer<Value: Sendable>: Sendable {
     /// One record to store: its key, the value it arrived in, and its companions.
     public struct RecordValues: Sendable {
@@ -55,6 +65,13 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         case finished(RecordAccessOutcome)
         /// The driver's store refused or failed a batch: nothing more on this connection (rule 2).
         case abandoned(cursor: RecordCursor)
+        /// Rule 7: read the store's facts for the deletion rule (this epoch's keys up to `through`, the committed
+        /// cursor) and answer `acknowledgementsRead(_:at:)`.
+        case readAcknowledgements(epoch: UInt32, through: UInt16)
+        /// Rule 7: the deletion of `asked` ended (`.deleted`, or why not); the cursor in it is unchanged.
+        case deletionFinished(RecordAccessOutcome, asked: RecordDeletionPermit)
+        /// Rule 7: no deletion after this procedure, and why.
+        case deletionDeclined(RecordDeletionRule.Decline)
         case noted(RecordAccessNote)
     }
 
@@ -77,15 +94,36 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
     private var linkUp = true
     /// Procedures started on this connection (the first and its catch-ups).
     public private(set) var procedures = 0
+    /// Rule 7: the device's policy lets the gateway delete records the backend acknowledged.
+    public let deletesAcknowledgedRecords: Bool
+    private var deletion = DeletionPhase.idle
+    private var acknowledgementsWanted = false
+    private var backfillWanted = false
+    /// The last deletion done on this connection.
+    public private(set) var deleted: RecordDeletionPermit?
 
-    public init(configuration: RecordAccessConfiguration, cursor: RecordCursor) {
+    enum DeletionPhase: Hashable, Sendable {
+        case idle
+        case readingAcknowledgements
+        case deleting(RecordDeletionPermit)
+        /// The device refused a deletion: not asked again on this connection.
+        case refusedByDevice
+    }
+
+    public init(configuration: RecordAccessConfiguration, cursor: RecordCursor, deletesAcknowledgedRecords: Bool = false) {
         self.configuration = configuration
+        self.deletesAcknowledgedRecords = deletesAcknowledgedRecords
         client = RecordAccessClient(configuration: configuration, cursor: cursor)
         durableCursor = cursor
         storedEpoch = cursor.epoch
     }
 
     public var isRunning: Bool { client.isRunning || awaitingStore }
+
+    /// A deletion (rule 7) is in flight.
+    public var isDeleting: Bool {
+        if case .deleting = deletion { true } else { false }
+    }
 
     // MARK: Facts
 
@@ -99,12 +137,39 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
     /// or none when one is already running (it answers the request) or the connection cannot run one (`isRunning`
     /// stays false: the link is down or a store failed).
     public mutating func backfillRequested(now: Timestamp) -> [Order] {
-        guard procedures > 0, linkUp, !abandoned, !awaitingStore, !client.isRunning else { return [] }
+        guard procedures > 0, linkUp, !abandoned else { return [] }
+        if isDeleting {
+            backfillWanted = true  // rule 6: started when the deletion ends
+            return []
+        }
+        guard !awaitingStore, !client.isRunning else { return [] }
         catchUpWanted = false
-        client = RecordAccessClient(configuration: configuration, cursor: client.cursor)
-        procedures += 1
-        answer = [:]
-        return absorb(client.start(now: now), now: now)
+        return startProcedure(now: now)
+    }
+
+    /// The driver's answer to `.readAcknowledgements` (rule 7): the store's facts, or nil when it could not read
+    /// them. Starts the deletion the rule permits, or says why none.
+    public mutating func acknowledgementsRead(_ facts: RecordAcknowledgements?, at now: Timestamp) -> [Order] {
+        guard deletion == .readingAcknowledgements else { return [] }
+        deletion = .idle
+        guard linkUp, !abandoned, !awaitingStore, !client.isRunning else { return [] }
+        guard var facts else { return [.deletionDeclined(.acknowledgementsUnreadable)] + betweenProcedures(now: now) }
+        if let deleted, deleted.epoch == facts.epoch {
+            facts.deletedThrough = max(facts.deletedThrough ?? 0, deleted.acknowledgedThrough)
+        }
+        switch RecordDeletionRule.decide(facts, cursor: client.cursor) {
+        case .declined(let why):
+            return [.deletionDeclined(why)] + betweenProcedures(now: now)
+        case .permit(let permit):
+            let orders: [RecordAccessOrder]
+            do throws(RecordDeletionRefusal) {
+                orders = try client.deleteRecords(permit: permit, at: now)
+            } catch {
+                return [.deletionDeclined(.refusedByClient(error))] + betweenProcedures(now: now)
+            }
+            deletion = .deleting(permit)
+            return absorb(orders, now: now)
+        }
     }
 
     /// A value arrived on a records-bearing characteristic (rules 1, 3, 4).
@@ -123,11 +188,11 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
             if companions[key] == nil { companions[key] = value }
             return []
         case .records(let keys):
-            guard client.isRunning else {
+            guard client.isRunning, !isDeleting else {
                 // Rule 4.
                 var orders = keys.map { Order.noted(.recordOutsideProcedure($0)) }
                 catchUpWanted = true
-                orders += catchUpIfWanted(now: now)
+                orders += betweenProcedures(now: now)
                 return orders
             }
             var orders: [Order] = []
@@ -183,7 +248,7 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
                 return orders
             }
         }
-        return orders + catchUpIfWanted(now: now)
+        return orders + betweenProcedures(now: now)
     }
 
     // MARK: Orders
@@ -218,15 +283,29 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
                 converted = .armTimer(at: at)
             case .cancelTimer:
                 converted = .cancelTimer
+            case .finished(let outcome) where isDeleting:
+                // Rule 7: the deletion's end, not a transfer's.
+                guard case .deleting(let asked) = deletion else { continue }
+                switch outcome {
+                case .deleted(let through, let cursor):
+                    deleted = RecordDeletionPermit(epoch: cursor.epoch, acknowledgedThrough: through)
+                    deletion = .idle
+                case .refused:
+                    deletion = .refusedByDevice
+                case .complete, .interrupted:
+                    deletion = .idle
+                }
+                converted = .deletionFinished(outcome, asked: asked)
             case .finished(let outcome):
                 lastOutcome = outcome
+                if case .complete = outcome, deletesAcknowledgedRecords { acknowledgementsWanted = true }
                 converted = .finished(outcome)
             case .noted(let note):
                 converted = .noted(note)
             }
             out += emit(converted)
         }
-        return out + (awaitingStore ? [] : catchUpIfWanted(now: now))
+        return out + (awaitingStore ? [] : betweenProcedures(now: now))
     }
 
     /// Passes an order on, or holds it behind a store in flight.
@@ -242,14 +321,33 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         return [order]
     }
 
-    /// Rule 4: a new procedure from the committed cursor, after a complete one, when a record came outside.
-    private mutating func catchUpIfWanted(now: Timestamp) -> [Order] {
-        guard catchUpWanted, linkUp, !abandoned, !awaitingStore, !client.isRunning else { return [] }
-        guard case .complete = lastOutcome else {
-            if lastOutcome != nil { catchUpWanted = false }  // interrupted or refused: not on this connection
-            return []
+    /// What may start between procedures, in order: a backfill asked during a deletion (rule 6), a catch-up
+    /// (rule 4: after a complete procedure, when a record came outside), the deletion's facts (rule 7).
+    private mutating func betweenProcedures(now: Timestamp) -> [Order] {
+        guard linkUp, !abandoned, !awaitingStore, !client.isRunning, deletion != .readingAcknowledgements else { return [] }
+        if backfillWanted {
+            backfillWanted = false
+            catchUpWanted = false
+            return startProcedure(now: now)
         }
-        catchUpWanted = false
+        if catchUpWanted {
+            guard case .complete = lastOutcome else {
+                if lastOutcome != nil { catchUpWanted = false }  // interrupted or refused: not on this connection
+                return []
+            }
+            catchUpWanted = false
+            return startProcedure(now: now)
+        }
+        guard acknowledgementsWanted else { return [] }
+        acknowledgementsWanted = false
+        guard deletion == .idle else { return [] }  // refused by the device on this connection
+        guard let last = client.cursor.last else { return [.deletionDeclined(.nothingCommitted)] }
+        deletion = .readingAcknowledgements
+        return [.readAcknowledgements(epoch: client.cursor.epoch, through: last)]
+    }
+
+    /// A new procedure from the committed cursor (a catch-up or a backfill).
+    private mutating func startProcedure(now: Timestamp) -> [Order] {
         client = RecordAccessClient(configuration: configuration, cursor: client.cursor)
         procedures += 1
         answer = [:]

@@ -90,6 +90,25 @@ enum ConfigurationSchema {
                     return nil
                 }
             },
+            Key(name: "delete_acknowledged_records") { config, value in
+                // An explicit list of devices: a device's memory is the person's copy, and only someone who
+                // decided so for that device may let the gateway free it.
+                guard let array = value.array else {
+                    return "expected a list of device addresses such as [\"C0:54:45:00:00:03\"], got \(describe(value))"
+                }
+                var addresses: [String] = []
+                for (index, element) in array.enumerated() {
+                    guard let text = element.string else {
+                        return "entry \(index + 1): expected a device address as a string, got \(describe(element))"
+                    }
+                    guard let address = ConfigurationValues.deviceAddress(text) else {
+                        return "entry \(index + 1): expected a device address, six hexadecimal pairs separated by colons (\"C0:54:45:00:00:03\"), got \"\(text)\""
+                    }
+                    if !addresses.contains(address) { addresses.append(address) }
+                }
+                config.health.deleteAcknowledgedRecords = addresses
+                return nil
+            },
         ]),
         ("control", [
             Key(name: "bus") { config, value in

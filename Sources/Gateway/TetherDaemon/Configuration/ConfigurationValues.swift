@@ -41,6 +41,15 @@ enum ConfigurationValues {
 
     static let sizeForm = "a whole number of bytes, optionally with a unit: KiB, MiB, GiB, kB, MB or GB (e.g. \"512MiB\")"
 
+    /// A Bluetooth device address, `C0:54:45:00:00:03` (either case), in upper case as the gateway names devices.
+    static func deviceAddress(_ text: String) -> String? {
+        let pairs = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard pairs.count == 6, pairs.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) && $0.allSatisfy(\.isASCII) }) else {
+            return nil
+        }
+        return text.uppercased()
+    }
+
     /// `127.0.0.1:9464`, `localhost:9464`, `[::1]:9464`.
     static func listenAddress(_ text: String) -> ListenAddress? {
         let host: Substring

@@ -46,6 +46,11 @@ public struct DaemonConfiguration: Hashable, Sendable {
         public var writeDeviceTime = DeviceTimeWrite.whenNotSet
         /// `when-drifted`: how far the device's clock may be from the gateway's before it is written.
         public var deviceTimeTolerance: Duration = .seconds(120)
+        /// The devices (identity addresses, upper case) whose stored records tetherd deletes from the device once
+        /// the backend has acknowledged them (RACP "Delete Stored Records ≤ N"; docs/design/health.md, "Deleting
+        /// acknowledged records"). Empty by default: no device's memory is touched. A list, never "all": a meter
+        /// paired later is not opted in by a policy written before it.
+        public var deleteAcknowledgedRecords: [String] = []
     }
 
     /// `[health] write_device_time` (TimeWritePolicy.Mode; docs/design/health.md, "The time-write rule").

@@ -186,9 +186,11 @@ extension TetherDaemon {
         configuration.bluetooth.notifyMethod.apply(to: &gateway)
         configuration.health.apply(to: &gateway)
         let settingsLogger = makeLogger("tetherd.settings")
+        let healthLogger = makeLogger("tetherd.health")
         gateway.trace = { event in
             ackLatency.record(event)
             Self.logSettings(event, to: settingsLogger)
+            Self.logHealthRecordDeletion(event, to: healthLogger)
         }
         return gateway
     }
@@ -214,8 +216,25 @@ extension TetherDaemon {
             logger.debug("CONFIG_DATA stored", metadata: [
                 "address": "\(address)", "version": "\(config.version)", "batch": "\(batch)",
             ])
-        case .received, .submitted, .wrote, .committed, .persistFailed:
+        case .received, .submitted, .wrote, .committed, .persistFailed, .healthRecordDeletion:
             break
+        }
+    }
+
+    /// Deletions of acknowledged records on health devices (`[health] delete_acknowledged_records`): one made is a
+    /// notice (the device's memory changed), one the device refused or did not finish a warning, none made debug.
+    static func logHealthRecordDeletion(_ event: GatewayTrace, to logger: Logger) {
+        guard case .healthRecordDeletion(let report) = event else { return }
+        var metadata: Logger.Metadata = [
+            "address": "\(report.address)", "service": "\(report.service)", "epoch": "\(report.epoch)",
+        ]
+        if let through = report.through { metadata["through"] = "\(through)" }
+        if let reason = report.reason { metadata["reason"] = "\(reason)" }
+        switch report.outcome {
+        case .deleted: logger.notice("deleted the device's acknowledged records", metadata: metadata)
+        case .refused: logger.warning("the device refused to delete records; not asked again on this link", metadata: metadata)
+        case .interrupted: logger.warning("deleting the device's acknowledged records did not finish", metadata: metadata)
+        case .declined: logger.debug("no records to delete from the device", metadata: metadata)
         }
     }
 }
@@ -238,8 +257,10 @@ extension DaemonConfiguration.NotifyMethod {
 }
 
 extension DaemonConfiguration.Health {
-    /// `[health] write_device_time` and `device_time_tolerance` as the gateway's `TimeWritePolicy.Mode`.
+    /// `[health] write_device_time` and `device_time_tolerance` as the gateway's `TimeWritePolicy.Mode`;
+    /// `delete_acknowledged_records` as its deletion policy.
     func apply(to gateway: inout GatewayConfiguration) {
+        gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: deleteAcknowledgedRecords)
         switch writeDeviceTime {
         case .never: gateway.healthTimeWrite = .never
         case .whenNotSet: gateway.healthTimeWrite = .whenClockNotSet

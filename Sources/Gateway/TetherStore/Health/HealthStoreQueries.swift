@@ -104,6 +104,33 @@ extension HealthStore {
         }
     }
 
+    /// For each record key of one epoch of a device's record stream, up to `through`: whether the backend has
+    /// acknowledged (`uploaded`: applied or duplicate) every sample stored under the key, from any of
+    /// `characteristics` (the records' and their companions'), tombstoned samples included. The facts of the
+    /// cold lane's deletion rule (HealthProfiles' RecordDeletionRule): a key with one sample not acknowledged is
+    /// not acknowledged. One pass over the device's samples (index `healthSampleSeries` leads with the peripheral).
+    public func recordAcknowledgements(
+        peripheralUid: String, characteristics: [String], epoch: Int64, through: Int64
+    ) throws(StoreError) -> [Int64: Bool] {
+        guard !characteristics.isEmpty else { return [:] }
+        return try database.read { db in
+            let placeholders = Array(repeating: "?", count: characteristics.count).joined(separator: ", ")
+            var arguments: StatementArguments = [peripheralUid, epoch, through]
+            arguments += StatementArguments(characteristics)
+            var keys: [Int64: Bool] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT s.recordSequence AS recordKey, MIN(s.uploadState = 'uploaded') AS acknowledged
+                FROM healthSample s JOIN peripheral ON peripheral.id = s.peripheralId
+                WHERE peripheral.uid = ? AND s.epoch = ? AND s.recordSequence IS NOT NULL AND s.recordSequence <= ?
+                  AND s.characteristic IN (\(placeholders))
+                GROUP BY s.recordSequence
+                """, arguments: arguments) {
+                keys[row["recordKey"]] = (row["acknowledged"] as Int64? ?? 0) == 1
+            }
+            return keys
+        }
+    }
+
     /// Tombstones, oldest first, of one upload state or all, of one peripheral or all.
     public func deletions(state: HealthUploadState? = nil, peripheralUid: String? = nil, limit: Int = 1000) throws(StoreError) -> [HealthDeletionRecord] {
         try database.read { db in

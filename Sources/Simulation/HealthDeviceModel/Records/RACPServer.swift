@@ -12,7 +12,8 @@
 ///    aborted report gets no response of its own (GLS).
 /// 6. Faults, configured per device: the next N requests answered Server Busy; the next N writes refused with ATT
 ///    0xFE as if another client's procedure ran; the link dropped after K records of a report; a report that stops
-///    after K records with Procedure Not Completed.
+///    after K records with Procedure Not Completed; a device that does not delete (Delete Stored Records answered
+///    Op Code Not Supported: the op code is optional in GLS and CGMS, and many meters leave it out).
 ///
 /// Outputs are pulled one at a time with `next()` (quinn-proto's `poll_transmit`), so the link model decides the
 /// pace and an Abort written mid-report lands between two records.
@@ -35,7 +36,14 @@ public struct RACPServer: Hashable, Sendable {
         public var disconnectAfterRecords: Int?
         public var notCompletedAfterRecords: Int?
         public var abortUnsuccessful = false
+        /// Set at run time only (`health-racp-delete-unsupported`); not in the configuration's JSON.
+        public var deleteUnsupported = false
         public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case serverBusyResponses, procedureInProgressRefusals, disconnectAfterRecords, notCompletedAfterRecords
+            case abortUnsuccessful
+        }
     }
 
     private enum Step: Hashable, Sendable {
@@ -93,6 +101,8 @@ public struct RACPServer: Hashable, Sendable {
                 pending = records.map(Step.record) + [.response(.responseCode(requestOpCode: opCode, .success))]
             case .reportNumber(let selection):
                 pending = [.response(.numberOfStoredRecords(UInt16(clamping: store.select(selection).count)))]
+            case .delete where faults.deleteUnsupported:
+                respond(opCode, .opCodeNotSupported)
             case .delete(let selection):
                 respond(opCode, store.delete(selection) > 0 ? .success : .noRecordsFound)
             case .abort:

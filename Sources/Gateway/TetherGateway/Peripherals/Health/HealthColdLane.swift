@@ -20,9 +20,14 @@ public actor HealthColdLane: HealthRecordSink {
         public var samplesStored = 0
         public var duplicates = 0
         public var storeFailures = 0
-        /// How each procedure ended, with the connection it ran on.
+        /// How each procedure ended, with the connection it ran on (deletions included: `.finished(.deleted)`).
         public var procedures: [(link: UInt64, ending: RecordProcedureEnding)] = []
     }
+
+    /// How far the gateway deleted each stream's records from its device (RecordTransfer rule 7), by address and
+    /// stream: the latest epoch's deletion. Kept for the process: after a restart the first deletion may be asked
+    /// again once, which the device answers Success or No Records Found, deleting nothing more (GSS §3.178.2).
+    private var deleted: [String: RecordDeletionPermit] = [:]
 
     private let store: HealthStore
     private let committer: GroupCommitter
@@ -73,6 +78,36 @@ public actor HealthColdLane: HealthRecordSink {
 
     public func procedureEnded(_ ending: RecordProcedureEnding, of context: HealthRecordStreamContext) async {
         counters.procedures.append((context.link, ending))
+        // The readings stay valid: a record the device deleted was acknowledged by the backend, so the gateway
+        // keeps its samples and writes no tombstone (docs/design/health.md, "Deleting acknowledged records").
+        if case .finished(.deleted(let through, let cursor)) = ending {
+            let key = Self.deletionKey(context)
+            if let earlier = deleted[key], earlier.epoch > cursor.epoch
+                || (earlier.epoch == cursor.epoch && earlier.acknowledgedThrough >= through)
+            {
+                return
+            }
+            deleted[key] = RecordDeletionPermit(epoch: cursor.epoch, acknowledgedThrough: through)
+        }
+    }
+
+    public func acknowledgements(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> RecordAcknowledgements? {
+        guard let uid = peripheralUid(context.address) else { return nil }
+        let characteristics = [context.characteristic.uuid] + (context.service.keyedRecords?.companions.map(\.uuid) ?? [])
+        guard let stored = try? store.recordAcknowledgements(
+            peripheralUid: uid, characteristics: characteristics, epoch: Int64(epoch), through: Int64(through))
+        else { return nil }
+        var keys: [UInt16: Bool] = [:]
+        for (key, acknowledged) in stored {
+            guard let key = UInt16(exactly: key) else { return nil }  // a record key is a uint16: anything else is not ours
+            keys[key] = acknowledged
+        }
+        let done = deleted[Self.deletionKey(context)].flatMap { $0.epoch == epoch ? $0.acknowledgedThrough : nil }
+        return RecordAcknowledgements(epoch: epoch, keys: keys, deletedThrough: done)
+    }
+
+    private static func deletionKey(_ context: HealthRecordStreamContext) -> String {
+        "\(context.address.uppercased()) \(context.stream.characteristic) \(context.stream.userIndex.map(String.init) ?? "-")"
     }
 
     private func failed(_ reason: String) -> Bool {

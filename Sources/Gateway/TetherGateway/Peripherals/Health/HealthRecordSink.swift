@@ -39,8 +39,13 @@ public protocol HealthRecordSink: Sendable {
     func committedCursor(of context: HealthRecordStreamContext) async -> RecordCursor?
     /// Stores the batch's samples and, when it names one, the cursor, in ONE transaction; true once durable.
     func store(_ batch: RecordTransfer<HealthCharacteristicValue>.StoreBatch, of context: HealthRecordStreamContext) async -> Bool
-    /// A procedure on the stream ended (or was abandoned after a failed store): for status and tests.
+    /// A procedure on the stream ended (or was abandoned after a failed store), a deletion included
+    /// (`.finished(.deleted(...))`: the sink remembers how far, so that a later connection does not delete again).
     func procedureEnded(_ ending: RecordProcedureEnding, of context: HealthRecordStreamContext) async
+    /// The facts of the deletion rule for one epoch of the stream (RecordTransfer rule 7, `RecordDeletionRule`):
+    /// each key stored up to `through` with whether the backend acknowledged all its samples, and how far the
+    /// gateway already deleted in that epoch. Nil when they cannot be read: then nothing is deleted.
+    func acknowledgements(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> RecordAcknowledgements?
 }
 
 /// How a cold-lane procedure ended on a connection.

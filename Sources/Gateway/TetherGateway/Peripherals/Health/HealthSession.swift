@@ -40,12 +40,21 @@ final class HealthSession: PeripheralSession {
 
     /// The time-write policy (tetherd's `[health] write_device_time`).
     private let timeWrite: TimeWritePolicy.Mode
+    /// This device's records may be deleted from it once the backend acknowledged them (tetherd's
+    /// `[health] delete_acknowledged_records`; RecordTransfer rule 7).
+    private let deletesAcknowledgedRecords: Bool
+    private let deletionReported: @Sendable (HealthRecordDeletion) -> Void
 
-    init(address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet) {
+    init(
+        address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet,
+        deletion: HealthRecordDeletionPolicy = .off, deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in }
+    ) {
         self.address = address
         self.sink = sink
         self.clock = clock
         self.timeWrite = timeWrite
+        deletesAcknowledgedRecords = deletion.allows(address)
+        self.deletionReported = deletionReported
     }
 
     /// The characteristics to subscribe on this device: each offered health service's subscribed characteristics
@@ -146,7 +155,8 @@ final class HealthSession: PeripheralSession {
                 let driver = RecordTransferDriver(
                     context: context, controlPoint: characteristic, writeTimeout: link.timeout, configuration: configuration,
                     cursor: cursor, records: records, values: sink, clock: clock, events: continuation,
-                    ended: { ending in lateWrite.procedureEnded(service, ending) })
+                    deletesAcknowledgedRecords: deletesAcknowledgedRecords,
+                    ended: { ending in lateWrite.procedureEnded(service, ending) }, deletionReported: deletionReported)
                 cold[service] = (continuation, driver, inbox)
             }
         }

@@ -5,8 +5,8 @@ import TetherPrimitives
 /// The cold lane's I/O on one connection of one records-bearing service: it feeds a `RecordTransfer` the facts
 /// (record values, RACP indications, its timer, the link going down) one at a time from one inbox, and carries out
 /// its orders in order: WriteValue on the control point, a store through the `HealthRecordSink` awaited before the
-/// next order (RecordTransfer rule 2 holds them back until then), a timer on the gateway's clock. Nothing here
-/// decides anything.
+/// next order (RecordTransfer rule 2 holds them back until then), a timer on the gateway's clock, the deletion
+/// rule's facts read from the sink (rule 7). Nothing here decides anything.
 ///
 /// One inbox and one loop make the facts a sequence: a record that arrives while a store is being written waits
 /// for it, as the sans-I/O core expects. After the link-down fact the loop feeds the core nothing more (a store in
@@ -45,8 +45,11 @@ struct RecordTransferDriver: Sendable {
     let values: any HealthValueSink
     let clock: GatewayClock
     let events: AsyncStream<Event>.Continuation
-    /// Told how each procedure ended, after the sink (the session's time-write gate waits on it).
+    /// Told how each procedure ended, after the sink (the session's time-write gate waits on it). Not told of
+    /// deletions: they take no record and change no stamp.
     let ended: @Sendable (RecordProcedureEnding) -> Void
+    /// Told how each deletion went, or why none was made (tetherd logs it; RecordTransfer rule 7).
+    let deletionReported: @Sendable (HealthRecordDeletion) -> Void
     var transfer: RecordTransfer<HealthCharacteristicValue>
     private var timer: Task<Void, Never>?
     private var held: [[UInt8]] = []
@@ -61,9 +64,12 @@ struct RecordTransferDriver: Sendable {
         context: HealthRecordStreamContext, controlPoint: GattCharacteristic, writeTimeout: Duration,
         configuration: RecordAccessConfiguration, cursor: RecordCursor, records: any HealthRecordSink,
         values: any HealthValueSink, clock: GatewayClock, events: AsyncStream<Event>.Continuation,
-        ended: @escaping @Sendable (RecordProcedureEnding) -> Void = { _ in }
+        deletesAcknowledgedRecords: Bool = false,
+        ended: @escaping @Sendable (RecordProcedureEnding) -> Void = { _ in },
+        deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in }
     ) {
         self.ended = ended
+        self.deletionReported = deletionReported
         self.context = context
         self.controlPoint = controlPoint
         self.writeTimeout = writeTimeout
@@ -71,7 +77,7 @@ struct RecordTransferDriver: Sendable {
         self.values = values
         self.clock = clock
         self.events = events
-        transfer = RecordTransfer(configuration: configuration, cursor: cursor)
+        transfer = RecordTransfer(configuration: configuration, cursor: cursor, deletesAcknowledgedRecords: deletesAcknowledgedRecords)
     }
 
     /// Runs the procedure (and its catch-ups) until the link goes down.
@@ -188,6 +194,17 @@ struct RecordTransferDriver: Sendable {
                 await records.procedureEnded(.abandoned(cursor: cursor), of: context)
                 ended(.abandoned(cursor: cursor))
                 answerBackfills { $0.ending("abandoned", "storing the records failed; the next connection resumes from the cursor") }
+            case .readAcknowledgements(let epoch, let through):
+                let facts = await records.acknowledgements(of: context, epoch: epoch, through: through)
+                queue += transfer.acknowledgementsRead(facts, at: clock.linkNow())
+            case .deletionFinished(let outcome, let asked):
+                // Reported to the sink (which remembers how far, so that a later connection does not delete again)
+                // and logged; never to the time-write gate or a backfill, which wait for transfers.
+                await records.procedureEnded(.finished(outcome), of: context)
+                deletionReported(HealthRecordDeletion(address: context.address, service: context.service, finished: outcome, asked: asked))
+            case .deletionDeclined(let why):
+                deletionReported(HealthRecordDeletion(
+                    address: context.address, service: context.service, declined: why, epoch: transfer.durableCursor.epoch))
             case .noted:
                 break
             }
