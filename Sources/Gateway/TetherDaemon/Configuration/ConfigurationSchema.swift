@@ -90,6 +90,9 @@ enum ConfigurationSchema {
                     return nil
                 }
             },
+            Key(name: "consent_codes_file") { config, value in
+                path(value) { config.health.consentCodesFile = $0 }
+            },
         ]),
         ("control", [
             Key(name: "bus") { config, value in

@@ -46,6 +46,9 @@ public struct DaemonConfiguration: Hashable, Sendable {
         public var writeDeviceTime = DeviceTimeWrite.whenNotSet
         /// `when-drifted`: how far the device's clock may be from the gateway's before it is written.
         public var deviceTimeTolerance: Duration = .seconds(120)
+        /// Multi-user devices (User Data Service): the file of each user's consent code (`ConsentCodes`; a secrets
+        /// file, 0600). Unset: no consent is written, and such a device sends only the readings of no known user.
+        public var consentCodesFile: String?
     }
 
     /// `[health] write_device_time` (TimeWritePolicy.Mode; docs/design/health.md, "The time-write rule").
