@@ -153,7 +153,9 @@ extension Gateway {
             if let session = otherSessions[address]?[kind] { return session }
             // Classified as health only when the gateway serves health (PeripheralClassifier rule 3).
             guard let sink = configuration.health else { return nil }
-            let session = HealthSession(address: address, sink: sink, clock: clock, timeWrite: configuration.healthTimeWrite)
+            let session = HealthSession(
+                address: address, sink: sink, clock: clock, timeWrite: configuration.healthTimeWrite,
+                userConsents: configuration.healthUserConsents[address.uppercased()] ?? [], trace: configuration.trace)
             otherSessions[address, default: [:]][kind] = session
             return session
         }

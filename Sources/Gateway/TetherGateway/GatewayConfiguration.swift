@@ -44,6 +44,9 @@ public struct GatewayConfiguration: Sendable {
     /// `[health] write_device_time`). By default only a clock that is not set: its readings are timed by receipt
     /// until then, and writing it changes the meaning of no stamp.
     public var healthTimeWrite: TimeWritePolicy.Mode = .whenClockNotSet
+    /// Multi-user health devices (User Data Service): the users to consent to on every connection, by device address
+    /// in upper case (tetherd's `[health] consent_codes_file`). A device with no entry gets no Consent written.
+    public var healthUserConsents: [String: [UserConsentProcedure.Credential]] = [:]
     /// Called for every write and commit outcome, in order per device (tests, debugging); nil in production.
     public var trace: (@Sendable (GatewayTrace) -> Void)?
 

@@ -1,3 +1,4 @@
+import HealthProfiles
 import LinkProtocol
 import TetherStore
 
@@ -18,4 +19,7 @@ public enum GatewayTrace: Hashable, Sendable {
     case settings(address: String, SettingsTraffic)
     /// A CONFIG_DATA's config was durably committed in this batch; its ACK follows.
     case settingsStored(address: String, batch: PersistBatch.ID, DeviceConfig)
+    /// A multi-user health device's answer to the gateway's Consent for one user (User Data Service): the user's
+    /// index and the outcome, never the code. tetherd logs it.
+    case userConsent(address: String, userIndex: UInt8, UserConsentProcedure.Outcome)
 }
