@@ -27,6 +27,8 @@ struct ConsentCodesConfigurationTests {
         // Printed whole (a careless log line), it shows no code.
         #expect(!"\(codes)".contains("9137") && !String(reflecting: codes).contains("6052"), "\(codes)")
         #expect(try ConsentCodes.parse("# nothing yet\n\n", path: "x").isEmpty)
+        // Written on Windows: CRLF line ends.
+        #expect(try ConsentCodes.parse("C0:54:45:00:00:05 1 9137\r\nC0:54:45:00:00:05 2 42\r\n", path: "x").userCount == 2)
     }
 
     @Test(arguments: [

@@ -37,11 +37,11 @@ public struct ConsentCodes: Hashable, Sendable {
     public static func parse(_ text: String, path: String) throws(LineError) -> ConsentCodes {
         var codes = ConsentCodes()
         var firstLine: [String: Int] = [:]
-        for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (offset, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = offset + 1
             func refuse(_ message: String) -> LineError { LineError(path: path, line: number, message: message) }
             let content = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" })
             if fields.isEmpty { continue }
             guard fields.count == 3 else {
                 throw refuse("expected ADDRESS USER-INDEX CODE (three fields), got \(fields.count) fields")
