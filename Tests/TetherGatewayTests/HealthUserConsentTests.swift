@@ -45,10 +45,19 @@ struct HealthUserConsentTests {
         return (steps * 5, user)
     }
 
+    static func simulator() -> SimulatorConfiguration {
+        var simulator = GatewayHarness.configuration(devices: 1)
+        simulator.devices[0].health = scale()
+        return simulator
+    }
+
     /// The weights the simulator's scale holds at power-on, by user: the same settings in a second model (its
-    /// readings depend on the seed, not on the time), read off the bytes by hand.
+    /// readings depend on the seed, not on the time; tether-sim seeds device N's model with the settings' seed XOR
+    /// the simulator's seed + N × 7919), read off the bytes by hand.
     static func configuredWeights() throws -> [UInt8: [Int64]] {
-        let model = HealthDevice(settings: scale(), now: Timestamp(nanoseconds: 1_800_000_000_000_000_000))
+        var settings = scale()
+        settings.seed ^= simulator().seed &+ 0 &* 7919
+        let model = HealthDevice(settings: settings, now: Timestamp(nanoseconds: 1_800_000_000_000_000_000))
         var byUser: [UInt8: [Int64]] = [:]
         for record in model.store.records {
             for transmission in record.transmissions where transmission.characteristic == 0x2A9D {
@@ -85,11 +94,9 @@ struct HealthUserConsentTests {
     static func run(
         consents: [UserConsentProcedure.Credential]?, _ body: (GatewayHarness, SimulatedDevice) async throws -> Void
     ) async throws {
-        var simulator = GatewayHarness.configuration(devices: 1)
-        simulator.devices[0].health = scale()
         var configuration = GatewayHarness.gatewayConfiguration()
         if let consents { configuration.healthUserConsents = [address: consents] }
-        try await GatewayHarness.with(simulator: simulator, gateway: configuration, health: { storage in
+        try await GatewayHarness.with(simulator: simulator(), gateway: configuration, health: { storage in
             HealthHotLane(database: storage.database, committer: storage.committer)
         }) { harness in
             _ = try await harness.gateway.pair(address: address, delegate: RejectingDelegate())
