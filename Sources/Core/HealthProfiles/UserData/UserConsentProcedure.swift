@@ -80,12 +80,15 @@ public struct UserConsentProcedure: Sendable {
         case procedureAlreadyInProgress
         /// Another ATT error on the write.
         case writeRefused(attError: UInt8)
+        /// The control point's indications could not be enabled, so no answer could be heard: nothing was written.
+        case indicationsUnavailable
 
         public var description: String {
             switch self {
             case .response(let result): "the device answered \(result)"
             case .procedureAlreadyInProgress: "the device kept another procedure running (ATT 0xFE)"
             case .writeRefused(let code): "the device refused the write (ATT error 0x\(String(code, radix: 16, uppercase: true)))"
+            case .indicationsUnavailable: "the User Control Point's indications could not be enabled"
             }
         }
     }

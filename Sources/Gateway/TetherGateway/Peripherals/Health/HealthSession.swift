@@ -180,16 +180,24 @@ final class HealthSession: PeripheralSession {
         var consent: (driver: UserConsentDriver, inbox: AsyncStream<UserConsentDriver.Event>, indications: NotificationBatches)?
         if !userConsents.isEmpty, let controlPoint = Self.userControlPoint(in: link.services) {
             let characteristic = GattCharacteristic(session: link.session, path: controlPoint.path)
-            let subscription = try await link.notificationSource.subscribe(
-                to: characteristic, of: link.device.path, timeout: link.timeout, allowingStartNotify: true,
-                indicatesOnly: controlPoint.indicatesOnly)
-            let (inbox, continuation) = AsyncStream.makeStream(of: UserConsentDriver.Event.self)
             let (trace, address) = (trace, address)
-            let driver = UserConsentDriver(
-                credentials: userConsents, controlPoint: characteristic, writeTimeout: link.timeout, clock: clock,
-                events: continuation,
-                report: { userIndex, outcome in trace?(.userConsent(address: address, userIndex: userIndex, outcome)) })
-            consent = (driver, inbox, subscription.values)
+            do {
+                let subscription = try await link.notificationSource.subscribe(
+                    to: characteristic, of: link.device.path, timeout: link.timeout, allowingStartNotify: true,
+                    indicatesOnly: controlPoint.indicatesOnly)
+                let (inbox, continuation) = AsyncStream.makeStream(of: UserConsentDriver.Event.self)
+                let driver = UserConsentDriver(
+                    credentials: userConsents, controlPoint: characteristic, writeTimeout: link.timeout, clock: clock,
+                    events: continuation,
+                    report: { userIndex, outcome in trace?(.userConsent(address: address, userIndex: userIndex, outcome)) })
+                consent = (driver, inbox, subscription.values)
+            } catch {
+                // No answer could be heard, so nothing is written; the readings of no known user still arrive, so the
+                // link stays up. Each user is reported failed, and the next connection tries again.
+                for user in userConsents {
+                    trace?(.userConsent(address: address, userIndex: user.userIndex, .failed(.indicationsUnavailable)))
+                }
+            }
         }
         // TimeWriteMoment rule 3: the write waits for every cold-lane service's first procedure to take every stored
         // record; a records-bearing service whose lane could not start (its cursor unreadable) withholds it.
