@@ -125,7 +125,7 @@ let gateway: [Target] = [
     .target(
         name: "TetherDaemon",
         dependencies: [
-            "ControlContract", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherGateway", "TetherSync",
+            "ControlContract", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherGateway", "TetherSync", "HealthProfiles",
             .product(name: "TOMLKit", package: "TOMLKit"), logging,
             .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), hummingbird, argumentParser,

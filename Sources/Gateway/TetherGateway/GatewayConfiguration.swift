@@ -48,6 +48,9 @@ public struct GatewayConfiguration: Sendable {
     /// `[health] delete_acknowledged_records`; docs/design/health.md, "Deleting acknowledged records"). None by
     /// default: a device's memory is the person's copy until someone decides otherwise for that device.
     public var healthRecordDeletion = HealthRecordDeletionPolicy.off
+    /// Multi-user health devices (User Data Service): the users to consent to on every connection, by device address
+    /// in upper case (tetherd's `[health] consent_codes_file`). A device with no entry gets no Consent written.
+    public var healthUserConsents: [String: [UserConsentProcedure.Credential]] = [:]
     /// Called for every write and commit outcome, in order per device (tests, debugging); nil in production.
     public var trace: (@Sendable (GatewayTrace) -> Void)?
 

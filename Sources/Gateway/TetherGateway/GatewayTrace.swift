@@ -1,3 +1,4 @@
+import HealthProfiles
 import LinkProtocol
 import TetherStore
 
@@ -21,4 +22,7 @@ public enum GatewayTrace: Hashable, Sendable {
     /// A health device's acknowledged records were deleted from it, or the deletion was refused, interrupted or
     /// not made (RecordTransfer rule 7; only for devices `healthRecordDeletion` allows).
     case healthRecordDeletion(HealthRecordDeletion)
+    /// A multi-user health device's answer to the gateway's Consent for one user (User Data Service): the user's
+    /// index and the outcome, never the code. tetherd logs it.
+    case userConsent(address: String, userIndex: UInt8, UserConsentProcedure.Outcome)
 }

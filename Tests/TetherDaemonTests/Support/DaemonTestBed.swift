@@ -42,7 +42,7 @@ final class DaemonTestBed: @unchecked Sendable {
 
     /// Writes the configuration (with `extra` TOML appended) and starts tetherd; returns once it answers.
     @discardableResult
-    func startDaemon(extra: String = "", environment: [String: String] = [:]) async throws -> DaemonProcess {
+    func startDaemon(extra: String = "", environment: [String: String] = [:], logLevel: String = "info") async throws -> DaemonProcess {
         starts += 1
         let configuration = try directory.write("tether-\(starts).toml", """
             [gateway]
@@ -55,7 +55,7 @@ final class DaemonTestBed: @unchecked Sendable {
             [control]
             bus = "\(bus.address)"
             [log]
-            level = "info"
+            level = "\(logLevel)"
             \(extra.contains("[metrics]") ? "" : "[metrics]\nenabled = false")
             \(extra)
             """)

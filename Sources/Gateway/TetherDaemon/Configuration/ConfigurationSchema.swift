@@ -76,6 +76,9 @@ enum ConfigurationSchema {
                 config.health.enabled = flag
                 return nil
             },
+            Key(name: "consent_codes_file") { config, value in
+                path(value) { config.health.consentCodesFile = $0 }
+            },
             Key(name: "write_device_time") { config, value in
                 choice(value, DaemonConfiguration.DeviceTimeWrite.self) { config.health.writeDeviceTime = $0 }
             },

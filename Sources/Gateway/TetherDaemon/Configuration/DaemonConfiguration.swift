@@ -39,6 +39,9 @@ public struct DaemonConfiguration: Hashable, Sendable {
         /// Serve them: subscribe their measurements and store every reading (the hot lane). Off: they are recorded
         /// as unsupported and let go, never connected with their readings dropped.
         public var enabled = true
+        /// Multi-user devices (User Data Service): the file of each user's consent code (`ConsentCodes`; a secrets
+        /// file, 0600). Unset: no consent is written, and such a device sends only the readings of no known user.
+        public var consentCodesFile: String?
         /// When tetherd writes its time (UTC) to a health device's clock (Current Time 0x2A2B, or a writable Date
         /// Time 0x2A08). Default `when-not-set`: a clock that is not set stamps nothing usable, so writing it loses
         /// nothing; a drifted clock is corrected by the reading of it on each connection instead, and writing it is

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import HealthProfiles
 import LinkProtocol
 import Logging
 import ServiceLifecycle
@@ -102,7 +103,8 @@ public struct TetherDaemon: Sendable {
         let gateway = Gateway(
             connection: bluezConnection, notifications: notifications,
             storage: GatewayStorage(database: database, committer: committer),
-            configuration: gatewayConfiguration(ackLatency: AckLatencyRecorder(metrics: metrics), health: healthLane))
+            configuration: gatewayConfiguration(
+                ackLatency: AckLatencyRecorder(metrics: metrics), health: healthLane, consentCodes: try consentCodes(logger: logger)))
         services.append(GatewayService(gateway: gateway, connection: bluezConnection, notifications: notifications))
 
         // Sync, when a backend is configured.
@@ -176,9 +178,12 @@ extension TetherDaemon {
     }
 
     /// The gateway's tunables from `[bluetooth]`.
-    func gatewayConfiguration(ackLatency: AckLatencyRecorder, health: HealthHotLane? = nil) -> GatewayConfiguration {
+    func gatewayConfiguration(
+        ackLatency: AckLatencyRecorder, health: HealthHotLane? = nil, consentCodes: ConsentCodes = ConsentCodes()
+    ) -> GatewayConfiguration {
         var gateway = GatewayConfiguration()
         gateway.health = health
+        gateway.healthUserConsents = consentCodes.byAddress
         gateway.adapter = DBusObjectPath("/org/bluez/\(configuration.bluetooth.adapter)")
         gateway.supervisor.slotBudget = configuration.bluetooth.maximumConnections
         gateway.supervisor.backoffBase = configuration.bluetooth.backoffInitial
@@ -191,8 +196,42 @@ extension TetherDaemon {
             ackLatency.record(event)
             Self.logSettings(event, to: settingsLogger)
             Self.logHealthRecordDeletion(event, to: healthLogger)
+            Self.logUserConsent(event, to: healthLogger)
         }
         return gateway
+    }
+
+    /// `[health] consent_codes_file` read (its mode and lines were checked with the configuration; checked again
+    /// here, as the file may have changed). Only the count of users is logged, never a code.
+    func consentCodes(logger: Logger) throws -> ConsentCodes {
+        guard let path = configuration.health.consentCodesFile else { return ConsentCodes() }
+        let codes: ConsentCodes
+        do {
+            codes = try ConsentCodes.load(path: path)
+        } catch {
+            throw DaemonError("health.consent_codes_file: \(error)")
+        }
+        logger.info("consent codes read", metadata: [
+            "file": "\(path)", "devices": "\(codes.byAddress.count)", "users": "\(codes.userCount)",
+        ])
+        return codes
+    }
+
+    /// A multi-user device's answer to the Consent for one user: the address, the user index and the outcome. Never
+    /// the code (the trace does not carry it).
+    static func logUserConsent(_ event: GatewayTrace, to logger: Logger) {
+        guard case .userConsent(let address, let userIndex, let outcome) = event else { return }
+        let metadata: Logger.Metadata = ["address": "\(address)", "user_index": "\(userIndex)", "outcome": "\(outcome)"]
+        switch outcome {
+        case .consented:
+            logger.info("user \(userIndex) consented", metadata: metadata)
+        case .notAuthorized:
+            logger.warning("user \(userIndex) not authorized: the device refused the consent code", metadata: metadata)
+        case .failed, .timedOut:
+            logger.warning("user \(userIndex) consent \(outcome)", metadata: metadata)
+        case .interrupted, .notAttempted:
+            logger.info("user \(userIndex) consent \(outcome): the link went down", metadata: metadata)
+        }
     }
 
     /// SET_CONFIG and CONFIG_DATA at debug level, with versions and frame numbers: with the peripheral's log, a
@@ -216,7 +255,7 @@ extension TetherDaemon {
             logger.debug("CONFIG_DATA stored", metadata: [
                 "address": "\(address)", "version": "\(config.version)", "batch": "\(batch)",
             ])
-        case .received, .submitted, .wrote, .committed, .persistFailed, .healthRecordDeletion:
+        case .received, .submitted, .wrote, .committed, .persistFailed, .healthRecordDeletion, .userConsent:
             break
         }
     }

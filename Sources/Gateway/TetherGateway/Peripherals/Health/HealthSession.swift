@@ -16,6 +16,12 @@ import TetherStore
 /// Access Control Point (Glucose, CGM), the session subscribes the control point after the measurements and runs a
 /// `RecordTransferDriver` for it; that service's record values (and their companions) go to the driver, not to
 /// the sink, so the cold lane alone stores them: in order, in the right epoch, once.
+///
+/// Consent on a multi-user device (docs/design/health.md, "Multi-user scales: User Data Service consent"): when the
+/// device offers the User Data Service's User Control Point and the gateway holds consent codes for its address,
+/// the session subscribes the control point after every measurement (so nothing the device sends on consent is
+/// missed) and runs a `UserConsentDriver`: one Consent per user, one at a time. The device then sends that user's
+/// stored measurements, which the hot lane stores with their User ID as the sample's user index.
 final class HealthSession: PeripheralSession {
     let kind = PeripheralKind.health
     private let address: String
@@ -45,9 +51,14 @@ final class HealthSession: PeripheralSession {
     private let deletesAcknowledgedRecords: Bool
     private let deletionReported: @Sendable (HealthRecordDeletion) -> Void
 
+    /// The users to consent to on this device (tetherd's `[health] consent_codes_file`); empty: no Consent written.
+    private let userConsents: [UserConsentProcedure.Credential]
+    private let trace: (@Sendable (GatewayTrace) -> Void)?
+
     init(
         address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet,
-        deletion: HealthRecordDeletionPolicy = .off, deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in }
+        deletion: HealthRecordDeletionPolicy = .off, deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in },
+        userConsents: [UserConsentProcedure.Credential] = [], trace: (@Sendable (GatewayTrace) -> Void)? = nil
     ) {
         self.address = address
         self.sink = sink
@@ -55,6 +66,17 @@ final class HealthSession: PeripheralSession {
         self.timeWrite = timeWrite
         deletesAcknowledgedRecords = deletion.allows(address)
         self.deletionReported = deletionReported
+        self.userConsents = userConsents
+        self.trace = trace
+    }
+
+    /// The User Data Service's User Control Point (service 0x181C, characteristic 0x2A9F; UDS v1.0 §3.4: write with
+    /// response, indicate), when the device offers it writable and subscribable.
+    static func userControlPoint(in services: [GattService]) -> GattService.Characteristic? {
+        guard let service = services.first(where: { $0.assignedNumber == 0x181C }),
+            let controlPoint = service.characteristic("2A9F"), controlPoint.canSubscribe, controlPoint.flags.contains("write")
+        else { return nil }
+        return controlPoint
     }
 
     /// The characteristics to subscribe on this device: each offered health service's subscribed characteristics
@@ -160,6 +182,31 @@ final class HealthSession: PeripheralSession {
                 cold[service] = (continuation, driver, inbox)
             }
         }
+        // Consent, once every measurement is subscribed (a scale sends a user's stored measurements on that user's
+        // consent): the User Control Point's indications first (UDS v1.0 §3.4: the server answers every request with an
+        // indication, and refuses a write whose CCCD is off with ATT 0xFD), then one Consent per configured user.
+        var consent: (driver: UserConsentDriver, inbox: AsyncStream<UserConsentDriver.Event>, indications: NotificationBatches)?
+        if !userConsents.isEmpty, let controlPoint = Self.userControlPoint(in: link.services) {
+            let characteristic = GattCharacteristic(session: link.session, path: controlPoint.path)
+            let (trace, address) = (trace, address)
+            do {
+                let subscription = try await link.notificationSource.subscribe(
+                    to: characteristic, of: link.device.path, timeout: link.timeout, allowingStartNotify: true,
+                    indicatesOnly: controlPoint.indicatesOnly)
+                let (inbox, continuation) = AsyncStream.makeStream(of: UserConsentDriver.Event.self)
+                let driver = UserConsentDriver(
+                    credentials: userConsents, controlPoint: characteristic, writeTimeout: link.timeout, clock: clock,
+                    events: continuation,
+                    report: { userIndex, outcome in trace?(.userConsent(address: address, userIndex: userIndex, outcome)) })
+                consent = (driver, inbox, subscription.values)
+            } catch {
+                // No answer could be heard, so nothing is written; the readings of no known user still arrive, so the
+                // link stays up. Each user is reported failed, and the next connection tries again.
+                for user in userConsents {
+                    trace?(.userConsent(address: address, userIndex: user.userIndex, .failed(.indicationsUnavailable)))
+                }
+            }
+        }
         // TimeWriteMoment rule 3: the write waits for every cold-lane service's first procedure to take every stored
         // record; a records-bearing service whose lane could not start (its cursor unreadable) withholds it.
         if writeAfterColdLane, !cold.isEmpty, Set(cold.keys) == coldServices {
@@ -208,6 +255,19 @@ final class HealthSession: PeripheralSession {
                 for await batch in values {
                     for bytes in batch { continuation.yield(.indication(bytes)) }
                 }
+            })
+        }
+        if let consent {
+            let (driver, inbox, indications) = consent
+            tasks.append(Task {
+                for await batch in indications {
+                    for bytes in batch { driver.events.yield(.indication(bytes)) }
+                }
+            })
+            // Ends with the link: its task is cancelled with the others, and the procedure hears the link went down.
+            tasks.append(Task {
+                var running = driver
+                await running.run(inbox)
             })
         }
         for entry in cold.values {
