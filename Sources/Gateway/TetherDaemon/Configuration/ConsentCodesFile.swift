@@ -46,8 +46,7 @@ public struct ConsentCodes: Hashable, Sendable {
             guard fields.count == 3 else {
                 throw refuse("expected ADDRESS USER-INDEX CODE (three fields), got \(fields.count) fields")
             }
-            let address = fields[0].uppercased()
-            guard isAddress(address) else {
+            guard let address = ConfigurationValues.deviceAddress(String(fields[0])) else {
                 throw refuse("the address is not six hexadecimal pairs separated by colons (e.g. C0:54:45:00:00:05)")
             }
             guard fields[1].allSatisfy(\.isASCIIDigit), let index = UInt8(fields[1]), index != UserIndex.unknownUser else {
@@ -87,10 +86,6 @@ public struct ConsentCodes: Hashable, Sendable {
         public var description: String
     }
 
-    private static func isAddress(_ text: String) -> Bool {
-        let pairs = text.split(separator: ":", omittingEmptySubsequences: false)
-        return pairs.count == 6 && pairs.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
-    }
 }
 
 extension Character {
