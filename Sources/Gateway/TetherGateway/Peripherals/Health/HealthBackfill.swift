@@ -6,8 +6,9 @@ import HealthProfiles
 public struct HealthBackfillResult: Hashable, Sendable {
     /// The health service whose records were read (`glucose`, `pulse-oximeter`, `cgm`).
     public var service: String
-    /// `complete`, `interrupted`, `refused`, `deleted`, `abandoned` (a store failed: nothing more on this link) or
-    /// `link-down` (the link ended before the procedure did).
+    /// `complete`, `interrupted`, `refused`, `abandoned` (a store failed: nothing more on this link) or `link-down`
+    /// (the link ended before the procedure did). `deleted` is mapped for completeness only: a deletion of
+    /// acknowledged records ends apart from transfers (RecordTransfer rule 7) and never answers a backfill.
     public var outcome: String
     /// Why it was not complete, in words (`disconnected`, `serverBusy`, …); nil when complete.
     public var reason: String?
