@@ -252,9 +252,11 @@ class Meter:
         self.log("records", records=[r.fact() for r in self.records], fault=self.args.fault)
         async with await open_transport(self.args.transport) as transport:
             self.device = Device.with_hci("Tether VM Glucose", hci.Address(self.args.address), transport.source, transport.sink)
-            # Just-works LE Secure Connections, bonded: a meter with no keyboard and no display.
+            # Just-works LE Secure Connections, bonded: a meter with no keyboard and no display. Its identity
+            # address (SMP Identity Address Information) is the static random address it advertises from, so
+            # BlueZ keeps one address for it before and after bonding.
             self.device.pairing_config_factory = lambda connection: pairing.PairingConfig(
-                sc=True, mitm=False, bonding=True,
+                sc=True, mitm=False, bonding=True, identity_address_type=pairing.PairingConfig.AddressType.RANDOM,
                 delegate=pairing.PairingDelegate(io_capability=pairing.PairingDelegate.IoCapability.NO_OUTPUT_NO_INPUT))
             self.device.add_services(self.services())
             self.device.on("connection", self.on_connection)

@@ -94,7 +94,7 @@ PYTHONPATH=/opt/pylib PYTHONDONTWRITEBYTECODE=1 python3 /work/guest/glucose-mete
 meter=$!
 pids+=($meter)
 echo "$address" > /work/meter-address
-wait_for "the meter advertises as $address" 60 fact_seen advertising
+wait_for "the meter advertises as $address" 150 fact_seen advertising
 
 # 4. tether scan until the meter shows up, then tether pair: just-works, so no prompt (stdin closed).
 for attempt in 1 2 3 4; do
