@@ -58,6 +58,9 @@ for reading in taken:
 highest = max(held) if held else None
 lines.append(f"info the meter holds records {sorted(held)}; planted fault: {(initial or {}).get('fault') or 'none'}")
 
+links = [f["fact"] for f in facts if f["fact"] in ("link-up", "link-down")]
+lines.append(f"info the meter's links: {links.count('link-up')} up, {links.count('link-down')} down before it stopped")
+
 # Pairing and security: bonded, every control-point write encrypted.
 check(any(f["fact"] == "paired" and f.get("bonded") for f in facts), "the meter bonded with the gateway (LE Secure Connections, just-works)")
 check(read("pair-status").strip() == "0", f"tether pair succeeded: {read('pair.out').strip()} {read('pair.err').strip()[-200:]}")
@@ -144,6 +147,15 @@ check(len(mine) == 1, f"tether health devices lists the meter once ({len(mine)})
 # Logs: tetherd at error level must be silent.
 tetherd_errors = [l for l in read("tetherd.log").splitlines() if re.match(r"^(ERROR|CRITICAL) ", l)]
 check(not tetherd_errors, f"no error-level lines from tetherd: {tetherd_errors[:5]}")
+warnings = [l for l in read("tetherd.log").splitlines() if l.startswith("WARNING ")]
+lines.append(f"info tetherd warnings: {len(warnings)}")
+for line in warnings[:12]:
+    lines.append(f"     {line[:220]}")
+# bluetoothd's error-level lines are shown, not judged (check-tetherd.py judges them for the btvirt scenarios).
+debug_line = re.compile(r"^bluetoothd\[\d+\]: [\w/.-]+\.c:\w+\(\) |^bluetoothd\[\d+\]:   ([0-9a-f]{2} )+")
+plain = [l for l in read("bluetoothd.log").splitlines() if l.startswith("bluetoothd[") and not debug_line.match(l)]
+messages = [re.sub(r"^bluetoothd\[\d+\]: ", "", l) for l in plain]
+lines.append(f"info bluetoothd's error-level lines: {messages[:12]}")
 failed = [f for f in facts if f["fact"] == "racp-procedure-failed"]
 check(not failed, f"no RACP procedure failed on the meter: {failed}")
 
