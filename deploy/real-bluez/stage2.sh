@@ -1,7 +1,8 @@
 #!/usr/bin/bash
 # Stage 2 (PID 1 in the guest root): bring up dbus, btvirt with two LE controllers (or, for a scenario with a
-# "# controllers: bumble" line, Bumble's vhci controller) and bluetoothd, run the scenario, leave everything in /work (the host's run folder) and power off. Every wait is bounded; nothing here polls with
-# sleep where an event can be awaited, because each process start costs ~0.3 s under software emulation.
+# "# controllers: bumble" line, Bumble's vhci controller) and bluetoothd, run the scenario, leave everything in
+# /work (the host's run folder) and power off. Every wait is bounded; nothing here polls with sleep where an event
+# can be awaited, because each process start costs ~0.3 s under software emulation.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin HOME=/root LANG=C.UTF-8
 mount -t proc proc /proc
