@@ -1,7 +1,8 @@
 #!/usr/bin/bash
-# Stage 2 (PID 1 in the guest root): bring up dbus, btvirt with two LE controllers and bluetoothd, run the scenario,
-# leave everything in /work (the host's run folder) and power off. Every wait is bounded; nothing here polls with
-# sleep where an event can be awaited, because each process start costs ~0.3 s under software emulation.
+# Stage 2 (PID 1 in the guest root): bring up dbus, btvirt with two LE controllers (or, for a scenario with a
+# "# controllers: bumble" line, Bumble's vhci controller) and bluetoothd, run the scenario, leave everything in
+# /work (the host's run folder) and power off. Every wait is bounded; nothing here polls with sleep where an event
+# can be awaited, because each process start costs ~0.3 s under software emulation.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin HOME=/root LANG=C.UTF-8
 mount -t proc proc /proc
@@ -45,9 +46,10 @@ for _ in $(seq 100); do [ -S /run/dbus/system_bus_socket ] && break; sleep 0.1; 
 [ -S /run/dbus/system_bus_socket ] || { finish "FAIL dbus-daemon did not start"; exit 1; }
 phase dbus
 
-# Read btvirt and bluetoothd into the page cache now: a cold start over 9p is what makes btvirt miss the 2 s
-# HCI_Reset bound.
-cat /usr/bin/btvirt /usr/libexec/bluetooth/bluetoothd > /dev/null
+# The controllers: btvirt's two (hci0, hci1) unless the scenario's "# controllers: bumble" line asks for Bumble's
+# (one vhci controller, hci0, linked to a Bumble host's controller on Bumble's own emulated radio).
+controllers=$(sed -n 's/^# controllers: *//p' /work/guest/scenario.sh | head -1)
+controllers=${controllers:-btvirt}
 
 # btmon trace of everything (kept when something fails).
 btmon -w /tmp/btmon.snoop > /dev/null 2>&1 &
@@ -74,29 +76,58 @@ start_btvirt() {
     done
     return 0
 }
-setup_retries=0
-attempt=1
-until start_btvirt $attempt; do
-    log "btvirt attempt $attempt failed: $(dmesg | grep -m1 -E 'failed|error' || echo 'controllers did not appear')"
-    kill -KILL "$btvirt_pid" 2>/dev/null; wait "$btvirt_pid" 2>/dev/null
-    for _ in $(seq 50); do [ -e /sys/class/bluetooth/hci0 ] || break; sleep 0.1; done
-    attempt=$((attempt + 1))
-    [ $attempt -le 8 ] || { finish "FAIL btvirt never brought up two controllers"; exit 1; }
-done
-echo "$attempt" > /work/btvirt-attempts
-phase btvirt
+case $controllers in
+btvirt)
+    # Read btvirt and bluetoothd into the page cache now: a cold start over 9p is what makes btvirt miss the 2 s
+    # HCI_Reset bound.
+    cat /usr/bin/btvirt /usr/libexec/bluetooth/bluetoothd > /dev/null
+    setup_retries=0
+    attempt=1
+    until start_btvirt $attempt; do
+        log "btvirt attempt $attempt failed: $(dmesg | grep -m1 -E 'failed|error' || echo 'controllers did not appear')"
+        kill -KILL "$btvirt_pid" 2>/dev/null; wait "$btvirt_pid" 2>/dev/null
+        for _ in $(seq 50); do [ -e /sys/class/bluetooth/hci0 ] || break; sleep 0.1; done
+        attempt=$((attempt + 1))
+        [ $attempt -le 8 ] || { finish "FAIL btvirt never brought up two controllers"; exit 1; }
+    done
+    echo "$attempt" > /work/btvirt-attempts
+    phase btvirt
+    last_adapter=hci1
+    ;;
+bumble)
+    # Bumble (pinned, scripts/setup/bumble-pylib.sh) from the host's directory shared as "pylib" (real-bluez.sh),
+    # for the host's own /usr/bin/python3. Its controllers app attaches controller C0 to this kernel through
+    # /dev/vhci (hci0) and serves C1, on the same emulated radio, to a Bumble host at tcp-client:127.0.0.1:9000.
+    mkdir -p /opt/pylib
+    mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro pylib /opt/pylib \
+        || { finish "FAIL could not mount the Bumble directory (pylib share)"; exit 1; }
+    ip link set lo up
+    PYTHONPATH=/opt/pylib PYTHONDONTWRITEBYTECODE=1 python3 -m bumble.apps.controllers vhci tcp-server:_:9000 \
+        > /work/bumble-controllers.log 2>&1 &
+    echo $! > /run/bumble-controllers.pid
+    # Python and Bumble's imports over 9p under TCG: 52 s on a loaded host (2 cores, load 6-7); bounded at 150 s.
+    deadline=$((SECONDS + 150))
+    until [ -e /sys/class/bluetooth/hci0 ] || ((SECONDS >= deadline)); do sleep 0.2; done
+    [ -e /sys/class/bluetooth/hci0 ] || { finish "FAIL Bumble's vhci controller did not appear within 150 s"; exit 1; }
+    attempt=bumble
+    phase bumble
+    last_adapter=hci0
+    ;;
+*)
+    finish "FAIL unknown controllers '$controllers' on the scenario's '# controllers:' line"; exit 1 ;;
+esac
 
 /usr/libexec/bluetooth/bluetoothd -n -d -f /work/guest/main.conf > /tmp/bluetoothd.log 2>&1 &
 echo $! > /run/bluetoothd.pid
 for _ in $(seq 200); do
-    dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 org.freedesktop.DBus.Properties.Get \
+    dbus-send --system --print-reply --dest=org.bluez /org/bluez/$last_adapter org.freedesktop.DBus.Properties.Get \
         string:org.bluez.Adapter1 string:Address > /dev/null 2>&1 && break
     sleep 0.1
 done
-dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 org.freedesktop.DBus.Properties.Get \
-    string:org.bluez.Adapter1 string:Address > /dev/null 2>&1 || { finish "FAIL bluetoothd did not publish hci0 and hci1"; exit 1; }
+dbus-send --system --print-reply --dest=org.bluez /org/bluez/$last_adapter org.freedesktop.DBus.Properties.Get \
+    string:org.bluez.Adapter1 string:Address > /dev/null 2>&1 || { finish "FAIL bluetoothd did not publish hci0..$last_adapter"; exit 1; }
 phase bluetoothd
-log "stack up: btvirt starts $attempt, bluetoothd $(bluetoothd -v)"
+log "stack up: controllers $controllers (btvirt starts: $attempt), bluetoothd $(bluetoothd -v)"
 
 cd /work
 if timeout "${TETHER_SCENARIO_SECONDS:-240}" bash /work/guest/scenario.sh > /work/scenario.log 2>&1; then

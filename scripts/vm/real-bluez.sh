@@ -14,7 +14,9 @@
 # TETHER_VM_CACHE (kernel + initramfs cache),
 # TETHER_VM_RUN (run folder), TETHER_VM_SCRATCH (swift build scratch path), TETHER_VM_CONFIGURATION (release),
 # TETHER_VM_BOOT_SECONDS (bound, 540), TETHER_VM_PRODUCTS (the binaries to build and copy, instead of the
-# scenario's "# needs:" line), TETHER_VM_PREPARE_ONLY (see step 6).
+# scenario's "# needs:" line), TETHER_VM_BIN (a folder with those binaries already built: no build),
+# TETHER_VM_FAULT (handed to the guest's scenario: a fault planted on purpose to see its check fail, e.g.
+# tetherd-health's wrong-value:5), TETHER_VM_PREPARE_ONLY (see step 6).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -80,15 +82,30 @@ esac
 # A scenario names the products it runs on a "# needs:" line.
 # TETHER_VM_PRODUCTS overrides it (the power-cut rig, which brings its own stage 2).
 read -r -a products <<< "${TETHER_VM_PRODUCTS:-$(sed -n 's/^# needs: *//p' "$harness/scenarios/$scenario.sh" | head -1)}"
-for product in "${products[@]+"${products[@]}"}"; do
-    echo "== swift build ${build_flags[*]} --product $product"
-    timeout 1800 swift build "${build_flags[@]}" --scratch-path "$scratch" --product "$product"
-done
-bin=$(swift build "${build_flags[@]}" --scratch-path "$scratch" --show-bin-path)
+# TETHER_VM_BIN=DIR takes the products already built in DIR (another worktree's debug build, with
+# TETHER_VM_LINK=shared) and builds nothing.
+if [ -n "${TETHER_VM_BIN:-}" ]; then
+    bin=$TETHER_VM_BIN
+    for product in "${products[@]+"${products[@]}"}"; do
+        [ -x "$bin/$product" ] || { echo "real-bluez: TETHER_VM_BIN has no $product ($bin)" >&2; exit 1; }
+    done
+else
+    for product in "${products[@]+"${products[@]}"}"; do
+        echo "== swift build ${build_flags[*]} --product $product"
+        timeout 1800 swift build "${build_flags[@]}" --scratch-path "$scratch" --product "$product"
+    done
+    bin=$(swift build "${build_flags[@]}" --scratch-path "$scratch" --show-bin-path)
+fi
 swiftlib=
 if [ "$link" = shared ] && ((${#products[@]})); then
     swiftlib=$(ldd "$bin/${products[0]}" | awk '/libswiftCore\.so/ { print $3 }' | xargs -r dirname)
     [ -d "$swiftlib" ] || { echo "real-bluez: cannot find the Swift runtime ${products[0]} links against" >&2; exit 1; }
+fi
+# A scenario whose "# controllers: bumble" line asks for Bumble's controllers (and a Bumble device) gets the pinned
+# Bumble directory (scripts/setup/bumble-pylib.sh) shared into the guest as "pylib" (stage2.sh mounts it).
+pylib=
+if grep -q '^# controllers: *bumble' "$harness/scenarios/$scenario.sh"; then
+    pylib=$(scripts/setup/bumble-pylib.sh) || broken "could not install Bumble (scripts/setup/bumble-pylib.sh)"
 fi
 timing[build]=$(elapsed "$step")
 
@@ -144,7 +161,7 @@ run=${TETHER_VM_RUN:-$repo/.build/real-bluez/$(date -u +%Y%m%dT%H%M%SZ)-$scenari
 rm -rf "$run" && mkdir -p "$run/guest" "$run/bin"
 cp "$harness/stage2.sh" "$harness/main.conf" "$run/guest/"
 cp "$harness/scenarios/$scenario.sh" "$run/guest/scenario.sh"
-cp "$harness"/check-*.py "$harness"/scenarios/lib*.sh "$run/guest/" 2>/dev/null || true
+cp "$harness"/check-*.py "$harness"/glucose-meter.py "$harness"/scenarios/lib*.sh "$run/guest/" 2>/dev/null || true
 # The control API's bus policy, for scenarios that run tetherd on the guest's system bus.
 cp "$repo/deploy/dbus/io.tether.Gateway.conf" "$run/guest/"
 for product in "${products[@]+"${products[@]}"}"; do cp "$bin/$product" "$run/bin/"; done
@@ -158,6 +175,7 @@ qemu_common=(
     -virtfs "local,path=$run,mount_tag=work,security_model=none,multidevs=remap"
 )
 kernel_args="console=ttyS0 panic=-1 loglevel=4"
+[ -n "$pylib" ] && qemu_common+=(-virtfs "local,path=$pylib,mount_tag=pylib,security_model=none,readonly=on,multidevs=remap")
 if [ -n "$swiftlib" ]; then
     qemu_common+=(-virtfs "local,path=$swiftlib,mount_tag=swiftlib,security_model=none,readonly=on,multidevs=remap")
     kernel_args+=" tether.swiftlib=$swiftlib"
@@ -197,7 +215,8 @@ echo "== booting $release under $accel; run folder $run"
 set +e
 timeout -s KILL "${TETHER_VM_BOOT_SECONDS:-540}" qemu-system-x86_64 "${accel_args[@]}" "${qemu_common[@]}" \
     -serial "file:$run/console.log" \
-    -append "$kernel_args TETHER_SCENARIO_SECONDS=${TETHER_SCENARIO_SECONDS:-360}" > "$run/qemu.log" 2>&1
+    -append "$kernel_args TETHER_SCENARIO_SECONDS=${TETHER_SCENARIO_SECONDS:-360}${TETHER_VM_FAULT:+ TETHER_VM_FAULT=$TETHER_VM_FAULT}" \
+    > "$run/qemu.log" 2>&1
 qemu_status=$?
 set -e
 timing[vm]=$(elapsed "$step")

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The tetherd-health scenario's assertions: what the Bumble Glucose meter holds (its own log of its records,
+meter-events.jsonl) against tetherd's database and the CLI's answers.
+
+Every record the meter holds is stored exactly once as a Glucose Measurement sample (0x2A18) of the cold lane with
+the concentration the meter holds (SFLOAT mantissa and exponent in kg/L, and mg/dL canonically), its sequence
+number and its base time; nothing else is stored; the stream's cursor is the highest sequence; the link was bonded
+and every RACP request came encrypted; the reading taken while connected was read by `tether health backfill`,
+which stored exactly that one; no error-level line from tetherd. Prints the summary and writes it to summary.txt;
+exit 1 on any failure. A missing file or field is a failure that names it."""
+import datetime
+import json
+import re
+import sqlite3
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+work = Path(sys.argv[1])
+failures, lines = [], []
+MEASUREMENT = "00002a18-0000-1000-8000-00805f9b34fb"
+
+
+def check(condition, message):
+    lines.append(("ok   " if condition else "FAIL ") + message)
+    if not condition:
+        failures.append(message)
+
+
+def read(name):
+    path = work / name
+    if not path.is_file():
+        check(False, f"{name} exists (the scenario writes it; nothing it should hold can be checked)")
+        return ""
+    return path.read_text(errors="replace")
+
+
+def json_value(name):
+    text = read(name).strip()
+    try:
+        return json.loads(text) if text else None
+    except json.JSONDecodeError:
+        check(False, f"{name} is JSON: {text[:200]!r}")
+        return None
+
+
+facts = [json.loads(line) for line in read("meter-events.jsonl").splitlines() if line.strip()]
+address = read("meter-address").strip()
+
+# The meter's truth: its records at start, and the reading taken while connected.
+initial = next((f for f in facts if f["fact"] == "records"), None)
+check(initial is not None, "the meter logged its stored records")
+held = {r["sequence"]: r for r in (initial or {}).get("records", [])}
+taken = [f for f in facts if f["fact"] == "reading-taken"]
+check(len(taken) == 1, f"the meter took one reading while connected ({len(taken)})")
+for reading in taken:
+    held[reading["sequence"]] = {k: v for k, v in reading.items() if k not in ("fact", "at")}
+highest = max(held) if held else None
+lines.append(f"info the meter holds records {sorted(held)}; planted fault: {(initial or {}).get('fault') or 'none'}")
+
+links = [f["fact"] for f in facts if f["fact"] in ("link-up", "link-down")]
+lines.append(f"info the meter's links: {links.count('link-up')} up, {links.count('link-down')} down before it stopped")
+
+# Pairing and security: bonded, every control-point write encrypted.
+check(any(f["fact"] == "paired" and f.get("bonded") for f in facts), "the meter bonded with the gateway (LE Secure Connections, just-works)")
+check(read("pair-status").strip() == "0", f"tether pair succeeded: {read('pair.out').strip()} {read('pair.err').strip()[-200:]}")
+check("passkey" not in read("pair.err").lower(), "tether pair asked nothing (just-works: the meter has no display and no keyboard)")
+requests = [f for f in facts if f["fact"] == "racp-request"]
+check(bool(requests), f"tetherd wrote the Record Access Control Point ({len(requests)} requests: {[r['bytes'] for r in requests]})")
+check(all(r["encrypted"] for r in requests), "every RACP request came on an encrypted link")
+refused = [f for f in facts if f["fact"] == "racp-refused"]
+check(not refused, f"the meter refused no RACP request (CCCD off, procedure in progress): {refused}")
+responses = [(f["request"], f["code"]) for f in facts if f["fact"] == "racp-response"]
+lines.append(f"info RACP responses (request op code, response code): {responses}")
+check(any(r == (1, 1) for r in responses), "the meter answered Report Stored Records with Success")
+check(any(address.lower() in read(p.name).lower() for p in work.glob("scan-*.txt")), f"tether scan listed {address}")
+
+# The gateway's database.
+gateway = sqlite3.connect(f"file:{work / 'gateway.sqlite'}?mode=ro&immutable=1", uri=True) if (work / "gateway.sqlite").is_file() else None
+check(gateway is not None, "gateway.sqlite exists (the scenario copies it out of the guest)")
+gateway = gateway or sqlite3.connect(":memory:")
+try:
+    peripheral = gateway.execute("SELECT id, kinds FROM peripheral WHERE identityAddress = ?", (address.upper(),)).fetchone()
+except sqlite3.Error as error:
+    peripheral = None
+    check(False, f"the gateway database has the peripheral table ({error})")
+check(peripheral is not None, f"the gateway registered the meter as a peripheral at {address}")
+lines.append(f"info peripheral row (id, kinds): {peripheral}")
+pid = peripheral[0] if peripheral else -1
+rows = gateway.execute(
+    "SELECT recordSequence, epoch, lane, valueStatus, reportedMantissa, reportedExponent, reportedUnit, canonicalValue, "
+    "canonicalUnit, deviceTime, deletedAt FROM healthSample WHERE peripheralId = ? AND characteristic = ?",
+    (pid, MEASUREMENT)).fetchall() if peripheral else []
+sequences = [r[0] for r in rows]
+check(len(sequences) == len(set(sequences)), f"no record stored twice ({len(rows)} rows, {len(set(sequences))} sequences)")
+stored = {r[0]: r for r in rows}
+missing, extra = sorted(set(held) - set(stored)), sorted(set(stored) - set(held))
+check(not missing, f"every record the meter holds is stored (missing: {missing})")
+check(not extra, f"nothing stored that the meter does not hold (extra: {extra})")
+wrong = []
+for sequence in sorted(set(held) & set(stored)):
+    truth, row = held[sequence], stored[sequence]
+    (_, epoch, lane, status, mantissa, exponent, unit, canonical, canonical_unit, device_time, deleted) = row
+    canonical_truth = Decimal(truth["mantissa"]).scaleb(truth["exponent"] + 5)  # kg/L -> mg/dL: x 10^5
+    expected = ("cold", 0, "number", truth["mantissa"], truth["exponent"], "kg/L", "mg/dL", None)
+    actual = (lane, epoch, status, mantissa, exponent, unit, canonical_unit, deleted)
+    if actual != expected or canonical is None or Decimal(canonical) != canonical_truth:
+        wrong.append(f"#{sequence}: stored {actual} canonical {canonical}, the meter holds {expected} canonical {canonical_truth}")
+    # The meter's time as it sent it: the stored device time names the base time's date and time of day, or the
+    # base time moved by the record's time offset (GLS: the user-facing time is base time + offset).
+    base = truth["base_time"]
+    moved = (datetime.datetime.fromisoformat(base) + datetime.timedelta(minutes=truth["time_offset_minutes"])).isoformat()
+    if device_time is None or not any(t[:10] in device_time and t[11:16] in device_time for t in (base, moved)):
+        wrong.append(f"#{sequence}: device time {device_time!r}, the meter's base time {base} (+{truth['time_offset_minutes']} min)")
+check(not wrong, f"every stored record has the meter's value, unit, lane and time ({len(wrong)} wrong): {wrong[:6]}")
+other = gateway.execute("SELECT characteristic, count(*) FROM healthSample WHERE peripheralId = ? AND characteristic <> ? "
+                        "GROUP BY characteristic", (pid, MEASUREMENT)).fetchall()
+check(not other, f"no other characteristic stored for the meter: {other}")
+cursors = gateway.execute("SELECT epoch, positionKind, position FROM healthIngestCursor WHERE peripheralId = ? AND characteristic = ? "
+                          "ORDER BY epoch", (pid, MEASUREMENT)).fetchall()
+check(cursors == [(0, "sequence", highest)], f"the cursor is at the highest sequence {highest} in epoch 0: {cursors}")
+
+# The backfill after the reading taken while connected: exactly that one record.
+check(read("backfill-status").strip() == "0", f"tether health backfill succeeded: {read('backfill.err').strip()[-200:]}")
+backfill = json_value("backfill.json")
+backfill = backfill if isinstance(backfill, list) else [backfill] if isinstance(backfill, dict) else []
+lines.append(f"info tether health backfill --json: {json.dumps(backfill, sort_keys=True)}")
+check(len(backfill) == 1, f"one backfill result (the Glucose service): {len(backfill)}")
+if backfill:
+    result = backfill[0]
+    check(result.get("outcome") == "complete", f"the backfill completed: {result.get('outcome')} {result.get('reason', '')}")
+    check(result.get("records_stored") == 1, f"the backfill stored exactly the one new reading: {result.get('records_stored')}")
+    check(result.get("cursor_position") == highest, f"the backfill's cursor is {highest}: {result.get('cursor_position')}")
+if taken:
+    after = [r["bytes"] for r in requests if r["at"] >= taken[0]["at"]]
+    new = taken[0]["sequence"]
+    resume = "0103" + "01" + f"{new:04x}"[2:] + f"{new:04x}"[:2]
+    check(resume in after, f"after the reading, tetherd asked for records >= {new} ({resume}): {after}")
+
+# The CLI's view of the device.
+devices = json_value("health-devices.json")
+devices = devices if isinstance(devices, list) else []
+mine = [d for d in devices if str(d.get("address", "")).upper() == address.upper()]
+lines.append(f"info tether health devices --json: {json.dumps(mine, sort_keys=True)[:600]}")
+check(len(mine) == 1, f"tether health devices lists the meter once ({len(mine)})")
+
+# Logs: tetherd at error level must be silent.
+tetherd_errors = [l for l in read("tetherd.log").splitlines() if re.match(r"^(ERROR|CRITICAL) ", l)]
+check(not tetherd_errors, f"no error-level lines from tetherd: {tetherd_errors[:5]}")
+warnings = [l for l in read("tetherd.log").splitlines() if l.startswith("WARNING ")]
+lines.append(f"info tetherd warnings: {len(warnings)}")
+for line in warnings[:12]:
+    lines.append(f"     {line[:220]}")
+# bluetoothd's error-level lines are shown, not judged (check-tetherd.py judges them for the btvirt scenarios).
+debug_line = re.compile(r"^bluetoothd\[\d+\]: [\w/.-]+\.c:\w+\(\) |^bluetoothd\[\d+\]:   ([0-9a-f]{2} )+")
+plain = [l for l in read("bluetoothd.log").splitlines() if l.startswith("bluetoothd[") and not debug_line.match(l)]
+messages = [re.sub(r"^bluetoothd\[\d+\]: ", "", l) for l in plain]
+lines.append(f"info bluetoothd's error-level lines: {messages[:12]}")
+failed = [f for f in facts if f["fact"] == "racp-procedure-failed"]
+check(not failed, f"no RACP procedure failed on the meter: {failed}")
+
+text = "\n".join(lines)
+print(text)
+(work / "summary.txt").write_text(text + "\n")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,135 @@
+#!/usr/bin/bash
+# A standard health device on the real stack: a Glucose meter written on Bumble (glucose-meter.py, an independent
+# BLE host: GLS v1.0.1 from the specification) behind Bumble's vhci controller, and the real tetherd + tether CLI on
+# the guest's bluetoothd. `tether pair` bonds it (just-works LE Secure Connections: the meter has no display and no
+# keyboard); tetherd's cold lane reads its 10 stored records over RACP (records as notifications, the control
+# point's answers as indications); the meter takes one more reading while connected and `tether health backfill`
+# must read exactly that one. check-tetherd-health.py then compares the meter's records with tetherd's database.
+# needs: tetherd tether
+# controllers: bumble
+set -euo pipefail
+records=10
+# A static random address (two top bits set): the meter advertises and connects from it, and bonds with it as its
+# identity, so it is the address BlueZ, tetherd and `tether pair` use. (The gateway's own controller reports
+# 00:00:00:00:00:00 as its public address and uses a static random one: nothing here depends on that.)
+address=F3:A1:18:08:00:01
+state=/tmp/tetherd
+mkdir -p $state
+tether() { timeout 30 /work/bin/tether "$@"; }
+say() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+pids=()
+stop_all() {
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+        for _ in $(seq 100); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "${pids[i]}" 2>/dev/null || true
+    done
+}
+trap stop_all EXIT
+# Waits up to $2 seconds for "$3..." to succeed.
+wait_for() {
+    local what=$1 seconds=$2 deadline
+    shift 2
+    deadline=$((SECONDS + seconds))
+    until "$@" >/dev/null 2>&1; do
+        ((SECONDS < deadline)) || { say "FAILED: $what within $seconds s"; return 1; }
+        sleep 0.3
+    done
+    say "$what"
+}
+# The meter's facts (meter-events.jsonl) and the gateway's database, read while tetherd runs (WAL: readers do not
+# block it).
+fact_seen() { grep -q "\"fact\": \"$1\"" /work/meter-events.jsonl; }
+cursor_at() {
+    python3 - "$state/gateway.sqlite" "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+row = db.execute("SELECT max(position) FROM healthIngestCursor WHERE characteristic = '00002a18-0000-1000-8000-00805f9b34fb'").fetchone()
+sys.exit(0 if row and row[0] == int(sys.argv[2]) else 1)
+PY
+}
+
+# 1. The control API's bus policy into the guest's writable /etc, then a reload.
+cp /work/guest/io.tether.Gateway.conf /etc/dbus-1/system.d/
+dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null
+say "bus policy io.tether.Gateway installed and dbus reloaded"
+
+# 2. tetherd on the system bus, on Bumble's vhci controller (hci0); health on (the default), no sync server.
+cat > $state/tether.toml <<TOML
+[gateway]
+database = "$state/gateway.sqlite"
+state_directory = "$state"
+
+[bluetooth]
+bus = "system"
+adapter = "hci0"
+max_connections = 2
+backoff_initial = "500ms"
+backoff_max = "4s"
+notify_method = "auto"
+
+[health]
+enabled = true
+
+[control]
+bus = "system"
+
+[metrics]
+enabled = false
+
+[log]
+level = "debug"
+TOML
+cp $state/tether.toml /work/tether.toml
+/work/bin/tetherd --check-config --config $state/tether.toml
+/work/bin/tetherd --config $state/tether.toml > /work/tetherd.log 2>&1 &
+pids+=($!)
+wait_for "tetherd's control API answers on the system bus" 90 tether status --json
+
+# 3. The meter: a Bumble host on controller C1 of Bumble's radio (stage2.sh started the controllers).
+#    TETHER_VM_FAULT (real-bluez.sh) plants a defect on purpose: the check must then fail.
+PYTHONPATH=/opt/pylib PYTHONDONTWRITEBYTECODE=1 python3 /work/guest/glucose-meter.py \
+    --transport tcp-client:127.0.0.1:9000 --address $address --records $records \
+    --event-log /work/meter-events.jsonl ${TETHER_VM_FAULT:+--fault "$TETHER_VM_FAULT"} > /work/meter.log 2>&1 &
+meter=$!
+pids+=($meter)
+echo "$address" > /work/meter-address
+wait_for "the meter advertises as $address" 150 fact_seen advertising
+
+# 4. tether scan until the meter shows up, then tether pair: just-works, so no prompt (stdin closed).
+for attempt in 1 2 3 4; do
+    tether scan --duration 5 > /work/scan-$attempt.txt 2>&1 || true
+    grep -qi "$address" /work/scan-$attempt.txt && break
+done
+grep -qi "$address" /work/scan-*.txt && say "tether scan saw $address" || say "tether scan did not list $address"
+pair_status=0
+timeout 150 /work/bin/tether pair "$address" --timeout 120 < /dev/null > /work/pair.out 2> /work/pair.err || pair_status=$?
+echo "$pair_status" > /work/pair-status
+say "tether pair exited with $pair_status: $(cat /work/pair.out) $(tail -c 300 /work/pair.err)"
+[ "$pair_status" = 0 ] || exit 1
+
+# 5. The cold lane on connection: every stored record over RACP, the cursor at the highest sequence.
+wait_for "tetherd stored the meter's $records records (cursor $records)" 120 cursor_at $records || true
+tether health devices --json > /work/health-devices-before.json 2>&1 || true
+
+# 6. One more reading on the meter while connected (stored, not sent), then a backfill: exactly that one.
+kill -USR1 $meter
+wait_for "the meter took reading $((records + 1))" 30 fact_seen reading-taken
+backfill_status=0
+timeout 200 /work/bin/tether health backfill "$address" --json > /work/backfill.json 2> /work/backfill.err || backfill_status=$?
+echo "$backfill_status" > /work/backfill-status
+say "tether health backfill exited with $backfill_status: $(tr -d '\n' < /work/backfill.json) $(tail -c 300 /work/backfill.err)"
+wait_for "cursor at $((records + 1))" 10 cursor_at $((records + 1)) || true
+
+# 7. What the CLI shows; stop tetherd, then the meter; copy the database; check.
+tether health devices --json > /work/health-devices.json 2>&1 || true
+tether health samples "$address" --json --limit 100 > /work/health-samples.json 2>&1 || true
+tether status --json > /work/status.json 2>&1 || true
+stop_all
+trap - EXIT
+python3 - $state/gateway.sqlite /work/gateway.sqlite <<'PY'
+import sqlite3, sys
+source = sqlite3.connect(sys.argv[1]); target = sqlite3.connect(sys.argv[2]); source.backup(target)
+PY
+cp /tmp/bluetoothd.log /work/bluetoothd.log
+python3 /work/guest/check-tetherd-health.py /work
