@@ -100,17 +100,22 @@ if [ "${TETHER_REAL_BLUEZ:-1}" = 0 ]; then
     fi
     echo "== real-BlueZ VM scenario NOT RUN (TETHER_REAL_BLUEZ=0)"
 else
-    echo "== real-BlueZ VM scenario (scripts/vm/ci-scenario.sh tetherd)"
-    set +e
-    TETHER_VM_LINK=shared scripts/vm/ci-scenario.sh tetherd
-    status=$?
-    set -e
-    if [ "$status" = 77 ] && [ "${TETHER_REQUIRE_REAL_BLUEZ:-0}" != 1 ]; then
-        echo "== real-BlueZ VM scenario SKIPPED on this machine (see the banner above)"
-    elif [ "$status" != 0 ]; then
-        echo "real-BlueZ VM scenario failed with status $status" >&2
-        exit 1
-    fi
+    # tetherd: Tether's own link device (tether-peripheral) on btvirt's controllers. tetherd-health: a standard
+    # Glucose meter written on Bumble (a second, independent BLE stack) through the guest's /dev/vhci, its records
+    # read over RACP by the cold lane and checked from tetherd's database (deploy/real-bluez/README.md).
+    for scenario in tetherd tetherd-health; do
+        echo "== real-BlueZ VM scenario (scripts/vm/ci-scenario.sh $scenario)"
+        set +e
+        TETHER_VM_LINK=shared scripts/vm/ci-scenario.sh "$scenario"
+        status=$?
+        set -e
+        if [ "$status" = 77 ] && [ "${TETHER_REQUIRE_REAL_BLUEZ:-0}" != 1 ]; then
+            echo "== real-BlueZ VM scenario $scenario SKIPPED on this machine (see the banner above)"
+        elif [ "$status" != 0 ]; then
+            echo "real-BlueZ VM scenario $scenario failed with status $status" >&2
+            exit 1
+        fi
+    done
 fi
 # Power cuts (issue 17; docs/design/durability.md, "Power cuts"): the system in the same VM with its state on an ext4
 # virtio disk, qemu SIGKILLed at seeded moments while devices stream; each next boot checks every ACKed event is
