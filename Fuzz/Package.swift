@@ -56,11 +56,12 @@ let package = Package(
 
         // tetherd's TOML configuration reader: TOMLKit, the key-line scanner and every key's checks. Its sources are
         // tetherd's own Configuration folder through a symlink (Sources/ConfigurationFuzzer/Configuration), which
-        // needs only Foundation and TOMLKit: depending on the TetherDaemon product would build all of tetherd's
-        // dependencies (NIO, BoringSSL, GRDB, Hummingbird…) under ASan for a reader that uses none of them.
+        // needs only Foundation, TOMLKit and the pure HealthProfiles core (the consent codes file's credentials):
+        // depending on the TetherDaemon product would build all of tetherd's dependencies (NIO, BoringSSL, GRDB,
+        // Hummingbird…) under ASan for a reader that uses none of them.
         .executableTarget(
             name: "ConfigurationFuzzer",
-            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit"), .product(name: "HealthProfiles", package: "Tether")]
         ),
 
         // The CBOR decoder (limits, indefinite lengths, streaming prefix) and its preferred-serialization round trip.
