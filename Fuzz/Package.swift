@@ -64,6 +64,13 @@ let package = Package(
             dependencies: [.product(name: "TOMLKit", package: "TOMLKit"), .product(name: "HealthProfiles", package: "Tether")]
         ),
 
+        // The User Data Service's User Control Point (HealthProfiles): indications and requests decoded, and the
+        // consent procedure driven by fuzzer-chosen facts.
+        .executableTarget(
+            name: "UserControlPointFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "HealthProfiles", package: "Tether"), .product(name: "TetherPrimitives", package: "Tether")]
+        ),
+
         // The CBOR decoder (limits, indefinite lengths, streaming prefix) and its preferred-serialization round trip.
         .executableTarget(name: "CBORFuzzer", dependencies: ["FuzzSupport", .product(name: "CBOR", package: "Tether")]),
 
