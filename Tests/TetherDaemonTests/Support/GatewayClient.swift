@@ -28,9 +28,10 @@ struct GatewayClient {
 
     func status() async throws -> [String: DBusValue] { try await record("GetStatus") }
 
-    /// Waits until the daemon owns io.tether.Gateway and answers GetStatus.
+    /// Waits until the daemon owns io.tether.Gateway and answers GetStatus. 120 s: a bound for a broken start, not a
+    /// slow one; in a full parallel run one GetStatus once went 30 s without an answer and 60 s was not enough.
     func waitForDaemon(_ daemon: DaemonProcess) async throws {
-        try await waitUntil("tetherd on the bus; log:\n\(daemon.logText)", seconds: 60, every: .milliseconds(100), retryingErrors: true) {
+        try await waitUntil("tetherd on the bus; log:\n\(daemon.logText)", seconds: 120, every: .milliseconds(100), retryingErrors: true) {
             _ = try await status()
             return true
         }
