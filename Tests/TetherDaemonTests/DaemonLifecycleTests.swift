@@ -23,6 +23,30 @@ import FoundationNetworking
         }
     }
 
+    /// A notify socket nobody reads fills after ten datagrams (net.unix.max_dgram_qlen). A blocking send there
+    /// parked the watchdog loop and the store sampler on both cooperative threads, and the control API stopped
+    /// answering (a CI failure). Sends must drop instead: the daemon keeps answering, READY=1 went first, and the
+    /// pings resume once the socket is read.
+    @Test func aNotifySocketNobodyReadsDoesNotWedgeTheDaemon() async throws {
+        try await DaemonTestBed.with([.justWorks]) { bed in
+            let socket = try NotifySocket(abstract: true, directory: bed.directory)
+            // A ping every 50 ms fills the queue within a second; the store sampler adds a STATUS= every 5 s.
+            let daemon = try await bed.startDaemon(environment: ["NOTIFY_SOCKET": socket.name, "WATCHDOG_USEC": "100000"])
+            try await Task.sleep(for: .seconds(12))
+            let status = try await bed.client.call("GetStatus", [], timeout: .seconds(20))
+            #expect(status.first?.variantDictionaryValue?["version"] != nil)
+            let queued = try socket.waitFor("READY=1")
+            #expect(!queued.contains { $0.contains("WATCHDOG=1") }, "a ping went before READY=1: \(queued)")
+            // Drained: the pings flow again.
+            for _ in 0..<20 { _ = socket.receive() }
+            _ = try socket.waitFor("WATCHDOG=1", timeout: .seconds(10))
+            daemon.signal(SIGTERM)
+            _ = try socket.waitFor("STOPPING=1")
+            #expect(try await daemon.waitForExit() == 0)
+            #expect(daemon.logText.contains("watchdog ping failed"), "the dropped pings were not reported:\n\(daemon.logText)")
+        }
+    }
+
     /// A free loopback port: bound, read and released (the daemon binds it right after).
     static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

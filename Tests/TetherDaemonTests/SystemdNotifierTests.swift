@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TetherDaemon
 #if canImport(Glibc)
@@ -73,6 +74,37 @@ struct SystemdNotifierTests {
         #expect(socket.receive() == "WATCHDOG=1")
         try notifier.stopping()
         #expect(socket.receive() == "STOPPING=1")
+    }
+
+    /// A receiver that does not read: its queue fills (net.unix.max_dgram_qlen) and further sends fail at once
+    /// with `queueFull` instead of blocking the caller's thread until somebody reads.
+    @Test func aFullSocketDropsInsteadOfBlocking() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let socket = try NotifySocket(abstract: true, directory: directory)
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.name])
+        let outcome = Mutex<(sent: Int, dropped: Int)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        // On a thread of its own: a blocking send would hang it, and the bounded wait below reports that.
+        Thread.detachNewThread {
+            var sent = 0
+            var dropped = 0
+            for _ in 0..<1_000 {
+                do {
+                    try notifier.watchdog()
+                    sent += 1
+                } catch let error as NotifyError {
+                    if error.queueFull { dropped += 1 }
+                } catch {}
+            }
+            outcome.withLock { $0 = (sent, dropped) }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success, "sending to a full notify socket blocked")
+        let counts = try #require(outcome.withLock { $0 })
+        #expect(counts.sent > 0 && counts.sent < 1_000)
+        #expect(counts.sent + counts.dropped == 1_000)
+        #expect(socket.receive() == "WATCHDOG=1")
     }
 
     @Test func withoutNotifySocketNothingIsSent() throws {

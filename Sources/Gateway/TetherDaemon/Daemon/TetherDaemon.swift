@@ -133,6 +133,7 @@ public struct TetherDaemon: Sendable {
         services.append(GatewayObserver(gateway: gateway, sync: sync, hub: hub, metrics: metrics, logger: makeLogger("tetherd.gateway")))
         if let healthLane { services.append(HealthReadingObserver(lane: healthLane, hub: hub)) }
 
+        let systemd = SystemdService(notifier: notifier, logger: logger) { health.verdict.healthy }
         let controlLogger = makeLogger("tetherd.control")
         let onReady = options.onReady
         let control = GatewayControl(store: store, state: state, gateway: gateway, sync: sync, logger: controlLogger)
@@ -141,7 +142,7 @@ public struct TetherDaemon: Sendable {
             makeControl: { _ in control },
             onReady: { _, signals in
                 hub.attach(signals)
-                do { try notifier.ready(status: "running") } catch { logger.warning("cannot tell systemd we are ready: \(error)") }
+                systemd.announceReady(status: "running")
                 logger.notice("tetherd ready", metadata: ["version": "\(GatewayControl.version)"])
                 onReady()
             },
@@ -151,7 +152,7 @@ public struct TetherDaemon: Sendable {
                 address: configuration.metrics.listen, metrics: metrics, health: health, logger: makeLogger("tetherd.metrics"),
                 onListening: options.onMetricsListening))
         }
-        services.append(SystemdService(notifier: notifier, logger: logger) { health.verdict.healthy })
+        services.append(systemd)
 
         logger.info("starting", metadata: [
             "database": "\(configuration.gateway.database)", "adapter": "\(configuration.bluetooth.adapter)",

@@ -62,20 +62,39 @@ public struct SystemdNotifier: Sendable {
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw NotifyError(message: "socket: \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
+        // Never block: a datagram to a receiver whose queue is full (net.unix.max_dgram_qlen, 10 by default)
+        // blocks the sender until it is read. The callers run on the cooperative pool, and a receiver that does
+        // not read would park every pool thread that notifies, wedging the daemon (the control API stopped
+        // answering in CI while a test had not yet read its notify socket). A full queue drops this message.
         let sent = message.utf8CString.withUnsafeBufferPointer { bytes in
             withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    sendto(descriptor, bytes.baseAddress, bytes.count - 1, Int32(MSG_NOSIGNAL), socketAddress, socklen_t(length))
+                    sendto(
+                        descriptor, bytes.baseAddress, bytes.count - 1, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT),
+                        socketAddress, socklen_t(length))
                 }
             }
         }
         guard sent >= 0 else {
-            throw NotifyError(message: "sending to NOTIFY_SOCKET \(socketName): \(String(cString: strerror(errno)))")
+            let code = errno
+            if code == EAGAIN || code == EWOULDBLOCK {
+                throw NotifyError(
+                    message: "NOTIFY_SOCKET \(socketName) is full (nobody is reading it); dropped \(message.debugDescription)",
+                    queueFull: true)
+            }
+            throw NotifyError(message: "sending to NOTIFY_SOCKET \(socketName): \(String(cString: strerror(code)))")
         }
     }
 }
 
 public struct NotifyError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
+    /// The receiver's queue was full: the message was dropped, and sending it again later can succeed.
+    public var queueFull: Bool
     public var description: String { message }
+
+    public init(message: String, queueFull: Bool = false) {
+        self.message = message
+        self.queueFull = queueFull
+    }
 }
