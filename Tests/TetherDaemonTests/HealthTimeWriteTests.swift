@@ -252,4 +252,66 @@ import TetherTestSupport
             try await bed.stopDaemon()
         }
     }
+
+    /// PLX Spot-check Measurement (PLXS v1.0.1 §3.1.1): flags, SpO2 and PR (SFLOAT each), then the Timestamp when
+    /// flags bit 0; flags bit 4 says "device clock is not set". The stamp, nil when it is not there or not known.
+    static func spotCheck(_ bytes: [UInt8]) throws -> (clockNotSet: Bool, stamp: Int64?) {
+        try #require(bytes.count >= 5, "a spot-check: \(bytes)")
+        let stamped = bytes[0] & 0x01 != 0 && bytes.count >= 12
+        return (bytes[0] & 0x10 != 0, stamped ? dateTime(bytes, at: 5) : nil)
+    }
+
+    /// A pulse oximeter whose clock was never set but counts from 2000-01-01, so its Current Time reads a date
+    /// like any other and the connection's reading gives no reason to write under `when-not-set`. Its first
+    /// spot-check says "device clock is not set": that value is timed by receipt, and tetherd writes its time at
+    /// once (TimeWriteMoment rule 1, from the value); the next spot-check carries the clock the gateway set.
+    @Test(.timeLimit(.minutes(4)))
+    func aSpotCheckSayingTheClockIsNotSetGetsTheGatewaysTime() async throws {
+        var oximeter = HealthDeviceSettings(kind: .pulseOximeter)
+        oximeter.clockSet = false
+        try await HealthControlTests.with([oximeter]) { bed in
+            try await bed.startDaemon()
+            let start = Self.now()
+            _ = try await bed.pair(Self.device)
+            try await waitUntil("the oximeter's link set up", seconds: 90, every: .milliseconds(100), retryingErrors: true) {
+                try await HealthControlTests.healthDevice(bed, Self.device)?["connected"]?.boolValue == true
+            }
+            #expect(try await Self.currentTimeWrites(bed).isEmpty, "a clock reading from 2000 is no evidence by itself")
+
+            try await HealthControlTests.takeMeasurement(bed, Self.device)
+            try await waitUntil("the first spot-check", seconds: 90, every: .milliseconds(100), retryingErrors: true) {
+                try await Self.samples(bed, "2A5E").count { $0["metric"]?.stringValue == "oxygen_saturation" } == 1
+            }
+            let first = try #require(try await Self.samples(bed, "2A5E").first { $0["metric"]?.stringValue == "oxygen_saturation" })
+            let firstBytes = HealthControlTests.bytes(hex: try #require(first["raw"]?.stringValue))
+            #expect(try Self.spotCheck(firstBytes).clockNotSet, "the device said its clock is not set: \(firstBytes)")
+            #expect(first["time_basis"]?.stringValue == "receipt", "\(first)")
+
+            try await waitUntil("the write", seconds: 30, every: .milliseconds(100), retryingErrors: true) {
+                try await !Self.currentTimeWrites(bed).isEmpty
+            }
+            let writes = try await Self.currentTimeWrites(bed)
+            #expect(writes.count == 1, "\(writes)")
+            let seconds = try #require(writes.first?.seconds, "a known date was written")
+            #expect((start - 2)...(Self.now() + 2) ~= seconds, "written \(seconds), test clock \(start)…\(Self.now())")
+            #expect(try await HealthControlTests.healthDevice(bed, Self.device)?["clock_written_at"]?.int64Value != nil)
+
+            try await HealthControlTests.takeMeasurement(bed, Self.device)
+            try await waitUntil("the second spot-check", seconds: 90, every: .milliseconds(100), retryingErrors: true) {
+                try await Self.samples(bed, "2A5E").count { $0["metric"]?.stringValue == "oxygen_saturation" } == 2
+            }
+            let second = try #require(try await Self.samples(bed, "2A5E").first {
+                $0["metric"]?.stringValue == "oxygen_saturation" && $0["uid"]?.stringValue != first["uid"]?.stringValue
+            })
+            let secondBytes = HealthControlTests.bytes(hex: try #require(second["raw"]?.stringValue))
+            let (clockNotSet, stamp) = try Self.spotCheck(secondBytes)
+            #expect(!clockNotSet, "set now: \(secondBytes)")
+            let known = try #require(stamp, "the second spot-check is stamped: \(secondBytes)")
+            #expect((start - 2)...(Self.now() + 2) ~= known, "stamp \(known)")
+            #expect(second["time_basis"]?.stringValue == "clock-set-by-gateway", "\(second)")
+            #expect(second["effective_at"]?.int64Value == known * 1_000_000_000, "\(second)")
+            #expect(try await Self.currentTimeWrites(bed).count == 1, "written once")
+            try await bed.stopDaemon()
+        }
+    }
 }

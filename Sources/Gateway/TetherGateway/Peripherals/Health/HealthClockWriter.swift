@@ -35,19 +35,20 @@ struct HealthClockWriter: Sendable {
         return keeping.allSatisfy(coldLane.contains) ? .readOverRecordAccess : .sentWithoutEnd
     }
 
-    /// The decision for this connection, from what was read of the clock.
-    func decide(_ facts: DeviceClockFacts) -> TimeWritePolicy.Decision {
+    /// The decision for this connection, from what was read of the clock, or from `evidence` a measurement gave
+    /// that the clock is not set (`DecodedHealthValue.clockNotSetEvidence`).
+    func decide(_ facts: DeviceClockFacts, evidence: TimeWritePolicy.ClockNotSetEvidence? = nil) -> TimeWritePolicy.Decision {
         TimeWritePolicy.decide(TimeWritePolicy.Facts(
-            mode: mode, target: Self.target(in: link.services), clockNotSet: facts.clockNotSetEvidence,
+            mode: mode, target: Self.target(in: link.services), clockNotSet: evidence ?? facts.clockNotSetEvidence,
             measuredSkew: facts.measuredSkew, now: clock.linkNow()))
     }
 
     /// Decides again with the gateway's time now (the bytes carry it) and writes; returns the facts after the write,
     /// or nil when nothing was written (the decision changed, or the device refused: the facts stay as read).
-    func write(over facts: DeviceClockFacts) async -> DeviceClockFacts? {
+    func write(over facts: DeviceClockFacts, evidence: TimeWritePolicy.ClockNotSetEvidence? = nil) async -> DeviceClockFacts? {
         let now = clock.linkNow()
         let decision = TimeWritePolicy.decide(TimeWritePolicy.Facts(
-            mode: mode, target: Self.target(in: link.services), clockNotSet: facts.clockNotSetEvidence,
+            mode: mode, target: Self.target(in: link.services), clockNotSet: evidence ?? facts.clockNotSetEvidence,
             measuredSkew: facts.measuredSkew, now: now))
         guard case .write(let writes, _) = decision else { return nil }
         var written: [TimeWritePolicy.Write] = []
@@ -104,5 +105,32 @@ final class HealthLateClockWrite: Sendable {
             return armed?.write
         }
         write?()
+    }
+}
+
+/// `TimeWriteMoment` rule 1 on one connection, from the values: the first measurement that says the clock is not
+/// set (`DecodedHealthValue.clockNotSetEvidence`: PLX "device clock is not set", a time stamp with a date not
+/// known, CGM "time synchronization required") starts a write, once per connection; a clock the gateway already
+/// wrote on this connection is not written again. The clock read at the connection may have shown nothing wrong
+/// (no Current Time Service, or a device that keeps its measurement clock apart), so this is the only way such a
+/// device hears the gateway's time.
+final class HealthClockNotSetWrite: Sendable {
+    private let state = Mutex<(seen: Bool, write: @Sendable (TimeWritePolicy.ClockNotSetEvidence) -> Void)?>(nil)
+
+    func arm(write: @escaping @Sendable (TimeWritePolicy.ClockNotSetEvidence) -> Void) {
+        state.withLock { $0 = (false, write) }
+    }
+
+    /// A value arrived on this connection; decodes it (`HealthDecoder`, as the lanes do) for the evidence alone.
+    func received(characteristic: UInt16, bytes: [UInt8]) {
+        guard state.withLock({ $0.map { !$0.seen } ?? false }), let known = HealthCharacteristic(rawValue: characteristic),
+            let evidence = (try? HealthDecoder.decode(characteristic: known, bytes: bytes))?.clockNotSetEvidence
+        else { return }
+        let write: (@Sendable (TimeWritePolicy.ClockNotSetEvidence) -> Void)? = state.withLock { armed in
+            guard let current = armed, !current.seen else { return nil }
+            armed?.seen = true
+            return current.write
+        }
+        write?(evidence)
     }
 }

@@ -41,7 +41,7 @@ final class HealthSession: PeripheralSession {
 
     /// The current link (from the start of its set-up to its end) and when the gateway wrote the device's clock on
     /// it and switched both lanes to the new facts, nil when it did not (`ListHealthDevices`' `clock_written_at`).
-    private let clockLink = Mutex<(link: UInt64, clockWrittenAt: Timestamp?)?>(nil)
+    private let clockLink = Mutex<(link: UInt64, clockWrittenAt: Timestamp?, writing: Bool)?>(nil)
     var clockWrittenAt: Timestamp? { clockLink.withLock { $0?.clockWrittenAt } }
 
     /// The time-write policy (tetherd's `[health] write_device_time`).
@@ -124,7 +124,7 @@ final class HealthSession: PeripheralSession {
         // The device's clock, and the time-write policy (docs/design/health.md, "The time-write rule"): a write
         // allowed at once is made before any value can arrive, so both lanes start with the facts after it; one that
         // must wait for the cold lane is made by the gate below, which then switches both lanes' facts.
-        clockLink.withLock { $0 = (link.number, nil) }
+        clockLink.withLock { $0 = (link.number, nil, false) }
         let readFacts = await Self.readClock(link, at: clock)
         let writer = HealthClockWriter(link: link, mode: timeWrite, clock: clock)
         var facts = readFacts
@@ -207,29 +207,34 @@ final class HealthSession: PeripheralSession {
                 }
             }
         }
+        // A write after the connection's start, for both lanes at its answer: the hot lane by time of receipt, each
+        // driver in its inbox's order (behind every value that arrived before). Once per link, whichever rule asks
+        // first; only on the link that asked (after a reconnection the device path is the same, and that link reads
+        // the clock and decides for itself).
+        let coldDrivers = cold.values.map(\.continuation)
+        let writeLater: @Sendable (TimeWritePolicy.ClockNotSetEvidence?) -> Void = {
+            [weak self, sink, address, clock, number = link.number] evidence in
+            guard self?.claimClockWrite(on: number) == true else { return }
+            Task {
+                let after = await writer.write(over: readFacts, evidence: evidence)
+                guard let after, self?.isCurrentLink(number) == true else {
+                    self?.releaseClockWrite(on: number, writtenAt: nil)
+                    return
+                }
+                let at = clock.linkNow()
+                await sink.clockChanged(address: address, link: number, clock: after, at: at)
+                for driver in coldDrivers { driver.yield(.clockChanged(after)) }
+                self?.releaseClockWrite(on: number, writtenAt: at)
+            }
+        }
         // TimeWriteMoment rule 3: the write waits for every cold-lane service's first procedure to take every stored
         // record; a records-bearing service whose lane could not start (its cursor unreadable) withholds it.
         if writeAfterColdLane, !cold.isEmpty, Set(cold.keys) == coldServices {
-            let coldDrivers = cold.values.map(\.continuation)
-            let (sink, address, clock, number) = (sink, address, clock, link.number)
-            lateWrite.arm(awaiting: Set(cold.keys)) { [weak self] in
-                Task {
-                    // Only on the link whose records were taken: after a reconnection the device path is the same,
-                    // and that link reads the clock and decides for itself.
-                    guard self?.isCurrentLink(number) == true, let after = await writer.write(over: readFacts),
-                        self?.isCurrentLink(number) == true
-                    else { return }
-                    // At the write's answer, for both lanes: the hot lane by time of receipt, each driver in its
-                    // inbox's order (behind every value that arrived before).
-                    let at = clock.linkNow()
-                    await sink.clockChanged(address: address, link: number, clock: after, at: at)
-                    for driver in coldDrivers { driver.yield(.clockChanged(after)) }
-                    self?.clockLink.withLock { current in
-                        if current?.link == number { current?.clockWrittenAt = at }
-                    }
-                }
-            }
+            lateWrite.arm(awaiting: Set(cold.keys)) { writeLater(nil) }
         }
+        // TimeWriteMoment rule 1 from the values: a measurement saying the clock is not set, unless written already.
+        let clockNotSetWrite = HealthClockNotSetWrite()
+        if clockWrittenAt == nil { clockNotSetWrite.arm { evidence in writeLater(evidence) } }
         let (address, sink, clock, number) = (address, sink, clock, link.number)
         var tasks = streams.map { service, characteristic, values in
             let routed: AsyncStream<RecordTransferDriver.Event>.Continuation? = {
@@ -244,6 +249,7 @@ final class HealthSession: PeripheralSession {
                         let value = HealthCharacteristicValue(
                             address: address, link: number, service: service, characteristic: characteristic,
                             bytes: bytes, receivedAt: clock.linkNow())
+                        clockNotSetWrite.received(characteristic: characteristic, bytes: bytes)
                         if let routed { routed.yield(.value(value)) } else { await sink.received(value) }
                     }
                 }
@@ -289,6 +295,25 @@ final class HealthSession: PeripheralSession {
 
     private func isCurrentLink(_ number: UInt64) -> Bool {
         clockLink.withLock { $0?.link == number }
+    }
+
+    /// Takes the right to write the clock on link `number`: false when another link is current, the clock was
+    /// written on this one already, or a write is under way.
+    private func claimClockWrite(on number: UInt64) -> Bool {
+        clockLink.withLock { current in
+            guard current?.link == number, current?.clockWrittenAt == nil, current?.writing == false else { return false }
+            current?.writing = true
+            return true
+        }
+    }
+
+    /// The write claimed on `number` ended: written at `writtenAt`, or not (nil: a later rule may try again).
+    private func releaseClockWrite(on number: UInt64, writtenAt: Timestamp?) {
+        clockLink.withLock { current in
+            guard current?.link == number else { return }
+            current?.writing = false
+            if let writtenAt { current?.clockWrittenAt = writtenAt }
+        }
     }
 
     /// Current Time Service (0x1805, CTS v1.1 §3.1/§3.2): the device's clock read now, beside the gateway's clock at
