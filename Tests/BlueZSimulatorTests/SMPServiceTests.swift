@@ -170,6 +170,65 @@ struct SMPServiceTests {
         }
     }
 
+    /// The gateway's writes cross the link in connection events, `notificationsPerEvent` of them per event (LinkModel):
+    /// with one a second, three writes just sent have not all reached the device, and the whole answer takes at
+    /// least as many events as there were writes and notifications. (A lower bound: a loaded machine only adds.)
+    @Test func writesCrossTheLinkAFewPerConnectionEvent() async throws {
+        var configuration = Self.configuration(mtu: 23)
+        configuration.link.connectionIntervalMilliseconds = 1000
+        configuration.link.notificationsPerEvent = 1
+        try await SimulatorHarness.with(configuration) { harness in
+            try await harness.discover()
+            try await harness.connect()
+            let recorder = try await harness.record()
+            _ = try await harness.bluez(Self.characteristic, Self.gatt, "StartNotify")
+            let request = Self.echo("three writes", sequence: 9)
+            let expected = try Self.expectedAnswer(request)
+            let writes = stride(from: 0, to: request.count, by: 20).map { Array(request[$0..<min($0 + 20, request.count)]) }
+            #expect(writes.count == 2 || writes.count == 3)
+            let device = try #require(await harness.simulator.device(at: SimulatorHarness.firstDevice))
+            let started = ContinuousClock.now
+            for write in writes {
+                _ = try await harness.bluez(Self.characteristic, Self.gatt, "WriteValue", [.bytes(write), .variantDictionary(["type": .string("command")])])
+            }
+            #expect(await device.smp?.requestsAnswered == 0, "the writes went to the device before any connection event carried them")
+            try await waitUntil("the whole answer", seconds: 60) { Self.notifications(recorder).joined().count >= expected.count }
+            #expect(Array(Self.notifications(recorder).joined()) == expected)
+            // The last write and the first notification share an event, and the first event comes within one interval:
+            // the last notification went out no sooner than (writes + notifications - 2) intervals after the start.
+            let events = writes.count + Self.notifications(recorder).count - 1
+            #expect(started.duration(to: .now) >= .seconds(events - 1), "\(events) connection events in \(started.duration(to: .now))")
+        }
+    }
+
+    /// A request that keeps the flash busy is answered once the flash is done (the erase of a 64 KiB slot at 100 ms a
+    /// 4 KiB sector: 1.6 s), and the request written behind it waits its turn (Zephyr handles one at a time).
+    @Test func anEraseIsAnsweredWhenTheFlashIsDone() async throws {
+        var configuration = Self.configuration()
+        configuration.devices[0].smp?.slotSize = 0x1_0000
+        configuration.devices[0].smp?.flash = .init(sectorSize: 4096, eraseMillisecondsPerSector: 100, writeMicrosecondsPerKiB: 0)
+        try await SimulatorHarness.with(configuration) { harness in
+            try await harness.discover()
+            try await harness.connect()
+            let recorder = try await harness.record()
+            _ = try await harness.bluez(Self.characteristic, Self.gatt, "StartNotify")
+            let command = DBusValue.variantDictionary(["type": .string("command")])
+            let started = ContinuousClock.now
+            // Image erase (group 1, command 5), SMP v2 write, sequence 1, body {}; then an echo, sequence 2.
+            _ = try await harness.bluez(
+                Self.characteristic, Self.gatt, "WriteValue", [.bytes([0x0A, 0x00, 0x00, 0x01, 0x00, 0x01, 0x01, 0x05, 0xA0]), command])
+            _ = try await harness.bluez(Self.characteristic, Self.gatt, "WriteValue", [.bytes(Self.echo("behind it", sequence: 2)), command])
+            try await waitUntil("both answers", seconds: 60) { Self.notifications(recorder).count >= 2 }
+            let elapsed = started.duration(to: .now)
+            let answers = Self.notifications(recorder)
+            #expect(answers.map { $0[6] } == [1, 2], "answered in order: \(answers)")
+            #expect(answers.first?.prefix(8) == [0x0B, 0x00, 0x00, 0x01, 0x00, 0x01, 0x01, 0x05], "the erase answered: \(answers)")
+            #expect(elapsed >= .milliseconds(1600), "answered after \(elapsed), before the erase could have ended")
+            let device = try #require(await harness.simulator.device(at: SimulatorHarness.firstDevice))
+            #expect(await device.smpDevice?.erases == 1)
+        }
+    }
+
     @Test func aDeviceWhoseImageCannotBeReadStopsTheStart() async throws {
         var configuration = Self.configuration()
         configuration.devices[0].smp?.image = Self.fixtures.appendingPathComponent("body.bin").path

@@ -4,7 +4,10 @@
 /// `notificationsPerEvent` queued notifications (each at most `MTU - 3` bytes, as the firmware already cuts them),
 /// and the firmware's retransmission timer is checked. So throughput is bounded by
 /// `notificationsPerEvent / interval` notifications per second (defaults: 6 per 15 ms = 400/s, about 98 kB/s at
-/// MTU 247), which is the order of a real LE link. Gateway writes are not rate-limited.
+/// MTU 247), which is the order of a real LE link. The gateway's writes to the SMP characteristic cross the other
+/// way, up to `notificationsPerEvent` of them per event (each exchange in an event carries one packet each way: Core
+/// v5.3 Vol 6 Part B §4.5.1), so an image upload's ceiling is `notificationsPerEvent / interval` writes of `MTU - 3`
+/// bytes a second. The Tether link's own writes (ACKs, commands: a few bytes, rarely) are not rate-limited.
 public struct LinkModel: Codable, Hashable, Sendable {
     public var connectionIntervalMilliseconds: Int = 15
     public var notificationsPerEvent: Int = 6

@@ -91,7 +91,7 @@ extension SimulatedDevice {
             sendNotification(value)
             if random.chance(duplicateProbability) { sendNotification(value) }
         }
-        _ = await smpConnectionEvent(budget: smpBudget)
+        _ = await smpConnectionEvent(budget: smpBudget, writeBudget: link.unthrottled ? .max : max(link.notificationsPerEvent, 1))
         await healthConnectionEvent()
     }
 

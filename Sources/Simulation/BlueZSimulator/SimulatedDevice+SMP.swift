@@ -42,14 +42,33 @@ extension SimulatedDevice {
     /// Where tests read the device model: its slots, its upload, what it answered and dropped.
     public var smpDevice: SMPDevice? { smp?.device }
 
+    /// A Write Without Response from the gateway: it waits for a connection event to cross the link (LinkModel),
+    /// unless the link is unthrottled and nothing is ahead of it.
     func smpWritten(_ bytes: [UInt8]) {
         guard smp != nil, isConnected else { return }
         writesReceived += 1
+        if link.unthrottled, smpBusy == nil, smpInbox.isEmpty {
+            smpDeliver(bytes)
+        } else {
+            smpInbox.append(bytes)
+        }
+    }
+
+    /// A write arrives at the device. An answer waits for the flash time the request took
+    /// (`SMPDevice.lastBusyTime`: the slot's erase before the first chunk, each chunk's write), as Zephyr's handler
+    /// answers only after flash_area_erase/flash_area_write return (img_mgmt.c).
+    private func smpDeliver(_ bytes: [UInt8]) {
         switch smp!.write(bytes, attMTU: Int(link.mtu)) {
         case .collecting, .dropped:
             break
         case .answered(let notifications, let rebooted):
-            if isSMPNotifying || isSMPNotifyAcquired { smpOutbox += notifications }
+            let answered = isSMPNotifying || isSMPNotifyAcquired ? notifications : []
+            let busy = smp!.device.lastBusyTime
+            if busy > .zero {
+                smpBusy = (ContinuousClock.now + busy, answered, rebooted)
+                return
+            }
+            smpOutbox += answered
             if rebooted { smpRebootPending = true }
         }
     }
@@ -128,6 +147,7 @@ extension SimulatedDevice {
         guard !isSMPNotifying, !isSMPNotifyAcquired else { return }
         smp?.linkLost()
         smpOutbox.removeAll()
+        smpBusy?.notifications.removeAll()
     }
 
     /// The link went down (or bluetoothd went away, `announce` false): the client's CCCD is cleared, sockets end.
@@ -135,6 +155,8 @@ extension SimulatedDevice {
         guard smp != nil else { return }
         smp!.linkLost()
         smpOutbox.removeAll()
+        smpInbox.removeAll()
+        smpBusy = nil
         smpRebootPending = false
         for socket in [smpNotifySocket, smpWriteSocket].compactMap({ $0 }) { socket.shutDown() }
         if announce, smpNotifySocket != nil { emit(["NotifyAcquired": .bool(false)], at: smpPath) }
@@ -147,8 +169,24 @@ extension SimulatedDevice {
 
     /// One connection event's share of the SMP notifications (at most `budget`); returns how many went out. Once the
     /// answer to a reset is out, the device reboots and the link drops as a supervision time-out at the central.
-    func smpConnectionEvent(budget: Int) async -> Int {
+    ///
+    /// Before the notifications, the gateway's writes cross: up to `writeBudget` of them (a connection event carries
+    /// packets both ways, one each way per exchange), none while the flash is busy; an answer whose flash time is
+    /// over joins the notifications.
+    func smpConnectionEvent(budget: Int, writeBudget: Int) async -> Int {
         guard smp != nil, isConnected else { return 0 }
+        var writes = max(writeBudget, 0)
+        while true {
+            if let busy = smpBusy {
+                guard ContinuousClock.now >= busy.until else { break }
+                smpBusy = nil
+                smpOutbox += busy.notifications
+                if busy.rebooted { smpRebootPending = true }
+            }
+            guard writes > 0, !smpInbox.isEmpty else { break }
+            writes -= 1
+            smpDeliver(smpInbox.removeFirst())
+        }
         let count = link.unthrottled ? smpOutbox.count : min(smpOutbox.count, max(budget, 0))
         let batch = smpOutbox.prefix(count)
         smpOutbox.removeFirst(count)

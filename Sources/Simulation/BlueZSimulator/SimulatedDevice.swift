@@ -82,6 +82,13 @@ public actor SimulatedDevice {
     var smpValue: [UInt8] = []
     /// The device rebooted after a reset command: the link drops once the reset's answer is out (rule 6).
     var smpRebootPending = false
+    /// The gateway's SMP writes not yet carried over the air: a connection event carries up to
+    /// `LinkModel.notificationsPerEvent` of them to the device (LinkModel).
+    var smpInbox: [[UInt8]] = []
+    /// While the device's flash is busy with a request (`SMPDevice.lastBusyTime`): its answer and whether it
+    /// rebooted, released at `until`. Writes wait in `smpInbox` meanwhile: Zephyr's SMP work handler runs one
+    /// request at a time (smp.c `smp_handle_reqs`).
+    var smpBusy: (until: ContinuousClock.Instant, notifications: [[UInt8]], rebooted: Bool)?
 
     // Faults (see SimulatorControl).
     var pendingConnectFailures: [DBusError] = []
