@@ -9,7 +9,9 @@
 /// v5.3 Vol 6 Part B §4.5.1), so an image upload's ceiling is `notificationsPerEvent / interval` writes of `MTU - 3`
 /// bytes a second. The Tether link's own writes (ACKs, commands: a few bytes, rarely) are not rate-limited.
 public struct LinkModel: Codable, Hashable, Sendable {
-    public var connectionIntervalMilliseconds: Int = 15
+    /// BLE's intervals are multiples of 1.25 ms from 7.5 ms (Core v5.3 Vol 6 Part B §4.5.1); any positive value is
+    /// taken (at least 0.1 ms).
+    public var connectionIntervalMilliseconds: Double = 15
     public var notificationsPerEvent: Int = 6
     /// The ATT MTU the simulated link negotiates (the `MTU` property and AcquireNotify/AcquireWrite's `q`).
     public var mtu: UInt16 = 247
@@ -26,7 +28,7 @@ public struct LinkModel: Codable, Hashable, Sendable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         connectionIntervalMilliseconds =
-            try container.decodeIfPresent(Int.self, forKey: .connectionIntervalMilliseconds) ?? 15
+            try container.decodeIfPresent(Double.self, forKey: .connectionIntervalMilliseconds) ?? 15
         notificationsPerEvent = try container.decodeIfPresent(Int.self, forKey: .notificationsPerEvent) ?? 6
         mtu = try container.decodeIfPresent(UInt16.self, forKey: .mtu) ?? 247
         connectMilliseconds = try container.decodeIfPresent(Int.self, forKey: .connectMilliseconds) ?? 30
@@ -35,5 +37,5 @@ public struct LinkModel: Codable, Hashable, Sendable {
         unthrottled = try container.decodeIfPresent(Bool.self, forKey: .unthrottled) ?? false
     }
 
-    var connectionInterval: Duration { .milliseconds(max(connectionIntervalMilliseconds, 1)) }
+    var connectionInterval: Duration { .microseconds(Int64((max(connectionIntervalMilliseconds, 0.1) * 1000).rounded())) }
 }

@@ -57,12 +57,20 @@ extension SimulatedDevice {
 
     /// One connection event per interval (LinkModel): the firmware timer, the random-disconnect fault, and up to
     /// `notificationsPerEvent` notifications.
+    ///
+    /// Events keep to the interval's grid (each deadline one interval after the last, not after the last event's work
+    /// and the timer's lateness), so the link carries what the model says it does; after a stall of more than a few
+    /// intervals (a loaded machine) the grid starts again from now instead of bursting to catch up.
     func runLink(number: UInt64) async {
         let interval = link.connectionInterval
+        var next = ContinuousClock.now + interval
         while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
+            try? await Task.sleep(until: next, tolerance: .zero)
             guard !Task.isCancelled, isConnected, connectionNumber == number else { return }
             await connectionEvent(interval: interval)
+            next += interval
+            let now = ContinuousClock.now
+            if next < now - interval * 4 { next = now + interval }
         }
     }
 
