@@ -157,7 +157,6 @@ extension Gateway {
             let session = HealthSession(
                 address: address, sink: sink, clock: clock, timeWrite: configuration.healthTimeWrite,
                 deletion: configuration.healthRecordDeletion,
-                deletionReported: { report in trace?(.healthRecordDeletion(report)) },
                 userConsents: configuration.healthUserConsents[address.uppercased()] ?? [], trace: trace)
             otherSessions[address, default: [:]][kind] = session
             return session

@@ -49,23 +49,21 @@ final class HealthSession: PeripheralSession {
     /// This device's records may be deleted from it once the backend acknowledged them (tetherd's
     /// `[health] delete_acknowledged_records`; RecordTransfer rule 7).
     private let deletesAcknowledgedRecords: Bool
-    private let deletionReported: @Sendable (HealthRecordDeletion) -> Void
 
     /// The users to consent to on this device (tetherd's `[health] consent_codes_file`); empty: no Consent written.
     private let userConsents: [UserConsentProcedure.Credential]
+    /// What the session reports as it goes (GatewayTrace): RACP deletions of acknowledged records, UDS consents.
     private let trace: (@Sendable (GatewayTrace) -> Void)?
 
     init(
         address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet,
-        deletion: HealthRecordDeletionPolicy = .off, deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in },
-        userConsents: [UserConsentProcedure.Credential] = [], trace: (@Sendable (GatewayTrace) -> Void)? = nil
+        deletion: HealthRecordDeletionPolicy = .off, userConsents: [UserConsentProcedure.Credential] = [], trace: (@Sendable (GatewayTrace) -> Void)? = nil
     ) {
         self.address = address
         self.sink = sink
         self.clock = clock
         self.timeWrite = timeWrite
         deletesAcknowledgedRecords = deletion.allows(address)
-        self.deletionReported = deletionReported
         self.userConsents = userConsents
         self.trace = trace
     }
@@ -178,7 +176,8 @@ final class HealthSession: PeripheralSession {
                     context: context, controlPoint: characteristic, writeTimeout: link.timeout, configuration: configuration,
                     cursor: cursor, records: records, values: sink, clock: clock, events: continuation,
                     deletesAcknowledgedRecords: deletesAcknowledgedRecords,
-                    ended: { ending in lateWrite.procedureEnded(service, ending) }, deletionReported: deletionReported)
+                    ended: { ending in lateWrite.procedureEnded(service, ending) },
+                    deletionReported: { [trace] report in trace?(.healthRecordDeletion(report)) })
                 cold[service] = (continuation, driver, inbox)
             }
         }
