@@ -8,7 +8,7 @@ import TetherPrimitives
 @Suite("Migrations: from empty, from a populated first version, and v1 frozen")
 struct MigrationTests {
     static let tables = [
-        "boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "healthDeletion", "healthIngestCursor", "healthProjection", "healthSample",
+        "boot", "consumptionEvent", "device", "deviceSettings", "deviceTelemetry", "firmwareUpdate", "healthDeletion", "healthIngestCursor", "healthProjection", "healthSample",
         "outboxCommand", "outboxEntityType", "peripheral", "syncCursor", "timeAnchor",
     ]
 
@@ -36,7 +36,7 @@ struct MigrationTests {
 
     /// Every migration, as `appliedMigrations()` lists them: sorted by name, so v10 comes after v1 (v1 is frozen; later
     /// ones only add).
-    static let migrations = ["v1", "v10-health-projections", "v11-health-dedup-keys-by-address", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
+    static let migrations = ["v1", "v10-health-projections", "v11-health-dedup-keys-by-address", "v12-firmware-updates", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {

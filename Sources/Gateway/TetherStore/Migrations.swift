@@ -20,6 +20,7 @@ enum Migrations {
         migrator.registerMigration("v9-peripheral-pnp-id", migrate: v9PeripheralPnPID)
         migrator.registerMigration("v10-health-projections", migrate: v10HealthProjections)
         migrator.registerMigration("v11-health-dedup-keys-by-address", migrate: v11HealthDedupKeysByAddress)
+        migrator.registerMigration("v12-firmware-updates", migrate: v12FirmwareUpdates)
         return migrator
     }
 

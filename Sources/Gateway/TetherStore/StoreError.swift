@@ -30,6 +30,8 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case notFound
         /// The outbox lease presented is no longer held (it expired and the command was claimed again).
         case leaseLost
+        /// Something already in progress holds what the caller asked for (a device's unfinished firmware update).
+        case conflict
         case other
     }
 
@@ -69,7 +71,7 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public var isStorageCondition: Bool {
         switch code {
         case .databaseCapReached, .diskFloorReached, .diskFull, .ioError, .readOnly, .corrupt, .busy: true
-        case .constraint, .invalidRequest, .notFound, .leaseLost, .other: false
+        case .constraint, .invalidRequest, .notFound, .leaseLost, .conflict, .other: false
         }
     }
 

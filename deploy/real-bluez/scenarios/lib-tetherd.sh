@@ -11,37 +11,13 @@ hits_after_reboot=10
 serial=TTH-VM-0001
 state=/tmp/tetherd
 mkdir -p $state
-tether() { timeout 30 /work/bin/tether "$@"; }
-say() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-pids=()
-stop_all() {
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-        for _ in $(seq 100); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "${pids[i]}" 2>/dev/null || true
-    done
-}
-trap stop_all EXIT
-# Waits up to $2 seconds for "$3..." to succeed.
-wait_for() {
-    local what=$1 seconds=$2 deadline
-    shift 2
-    deadline=$((SECONDS + seconds))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || { say "FAILED: $what within $seconds s"; return 1; }
-        sleep 0.3
-    done
-    say "$what"
-}
+source /work/guest/lib-guest.sh
 
 # Loopback: tetherd reaches tether-server on 127.0.0.1 (the guest has no other network).
 ip link set lo up
 
-# 1. The control API's bus policy (deploy/dbus/io.tether.Gateway.conf) into the guest's writable /etc, then a
-#    reload: without it the system bus refuses tetherd the name io.tether.Gateway.
-cp /work/guest/io.tether.Gateway.conf /etc/dbus-1/system.d/
-dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null
-say "bus policy io.tether.Gateway installed and dbus reloaded"
+# 1. The control API's bus policy (lib-guest.sh).
+install_bus_policy
 
 # 2. tether-server on SQLite, loopback only; the gateway's token file must be 0600.
 /work/bin/tether-server token create --db $state/server.sqlite --tenant vm --gateway vm-gateway --output $state/sync.token > /dev/null

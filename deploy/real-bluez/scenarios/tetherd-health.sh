@@ -15,28 +15,7 @@ records=10
 address=F3:A1:18:08:00:01
 state=/tmp/tetherd
 mkdir -p $state
-tether() { timeout 30 /work/bin/tether "$@"; }
-say() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
-pids=()
-stop_all() {
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-        for _ in $(seq 100); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "${pids[i]}" 2>/dev/null || true
-    done
-}
-trap stop_all EXIT
-# Waits up to $2 seconds for "$3..." to succeed.
-wait_for() {
-    local what=$1 seconds=$2 deadline
-    shift 2
-    deadline=$((SECONDS + seconds))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || { say "FAILED: $what within $seconds s"; return 1; }
-        sleep 0.3
-    done
-    say "$what"
-}
+source /work/guest/lib-guest.sh
 # The meter's facts (meter-events.jsonl) and the gateway's database, read while tetherd runs (WAL: readers do not
 # block it).
 fact_seen() { grep -q "\"fact\": \"$1\"" /work/meter-events.jsonl; }
@@ -49,10 +28,8 @@ sys.exit(0 if row and row[0] == int(sys.argv[2]) else 1)
 PY
 }
 
-# 1. The control API's bus policy into the guest's writable /etc, then a reload.
-cp /work/guest/io.tether.Gateway.conf /etc/dbus-1/system.d/
-dbus-send --system --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig > /dev/null
-say "bus policy io.tether.Gateway installed and dbus reloaded"
+# 1. The control API's bus policy (lib-guest.sh).
+install_bus_policy
 
 # 2. tetherd on the system bus, on Bumble's vhci controller (hci0); health on (the default), no sync server.
 cat > $state/tether.toml <<TOML

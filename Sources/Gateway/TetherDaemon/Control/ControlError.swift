@@ -26,6 +26,7 @@ enum ControlError {
         switch error.code {
         case .notFound: notPermitted(error.reason)
         case .invalidRequest: notPermitted(error.reason)
+        case .conflict: busy(error.reason)
         case .databaseCapReached, .diskFloorReached, .diskFull:
             storageFailed("The gateway's storage is full (\(error.reason)); free disk space or raise [storage] limits")
         case .ioError, .readOnly, .corrupt, .busy, .constraint, .leaseLost, .other:
