@@ -15,9 +15,10 @@ import TetherPrimitives
 ///     where BlueZ refuses it (NotificationSource; doc/gatt-api.txt). A response is sent only to a client whose CCCD
 ///     is on (smp_bt.c `smp_bt_tx_pkt`): a request written first would have its answer lost.
 ///  3. Requests are Write Without Response (smp_bt.c declares the characteristic BT_GATT_CHRC_WRITE_WITHOUT_RESP):
-///     through an AcquireWrite socket, or WriteValue with type "command" where BlueZ refuses AcquireWrite.
+///     through an AcquireWrite socket, or WriteValue with type "command" where BlueZ refuses AcquireWrite
+///     (WriteWithoutResponse, which the link's LinkWriter uses too).
 ///  4. The write limit is the ATT MTU − 3 (a Write Command's header, Core v5.3 Vol 3 Part F §3.4.5.3) less the
-///     gateway's safety margin (GattCharacteristic.maximumValueLength). The MTU is AcquireNotify's or AcquireWrite's,
+///     gateway's safety margin (WriteWithoutResponse.maximumValueLength). The MTU is AcquireNotify's or AcquireWrite's,
 ///     as smpclient/bleak take it, else the characteristic's MTU property (bluez-dbus-facts.md: read it after the
 ///     services resolve).
 ///  5. A request is split into several writes only for a device that reassembles
@@ -55,26 +56,13 @@ public final class SMPBluetoothSession {
         case tick
     }
 
-    /// How requests reach the characteristic (rule 3).
-    private enum Writer {
-        case socket(WriteAcquisition)
-        case command(GattCharacteristic)
-
-        func write(_ value: [UInt8]) async throws {
-            switch self {
-            case .socket(let acquisition): try await acquisition.send(value)
-            case .command(let characteristic): try await characteristic.writeValue(value, type: .command)
-            }
-        }
-    }
-
     public let device: DBusObjectPath
     /// The ATT MTU of the connection (rule 4).
     public let mtu: Int
     public let notifyMethod: NotificationSource.Method
     public let settings: Settings
     private var client: SMPClient
-    private let writer: Writer
+    private let writer: WriteWithoutResponse
     private var inputs: AsyncStream<Input>.AsyncIterator
     private let continuation: AsyncStream<Input>.Continuation
     private let forwarding: Task<Void, Never>
@@ -82,7 +70,7 @@ public final class SMPBluetoothSession {
     private let start = ContinuousClock.now
 
     private init(
-        device: DBusObjectPath, mtu: Int, subscription: NotificationSource.Subscription, writer: Writer, settings: Settings
+        device: DBusObjectPath, mtu: Int, subscription: NotificationSource.Subscription, writer: WriteWithoutResponse, settings: Settings
     ) {
         self.device = device
         self.mtu = mtu
@@ -91,7 +79,7 @@ public final class SMPBluetoothSession {
         self.writer = writer
         client = SMPClient(
             configuration: SMPClient.Configuration(
-                version: settings.version, writeLimit: GattCharacteristic.maximumValueLength(mtu: mtu),
+                version: settings.version, writeLimit: writer.maximumValueLength,
                 deviceReassembles: settings.deviceReassembles, timeout: settings.timeout, retries: settings.retries))
         let (stream, continuation) = AsyncStream.makeStream(of: Input.self)
         inputs = stream.makeAsyncIterator()
@@ -122,18 +110,9 @@ public final class SMPBluetoothSession {
             }
             let characteristic = GattCharacteristic(session: session, path: found.path)
             let subscription = try await NotificationSource().subscribe(to: characteristic, of: device, timeout: settings.openTimeout)
-            let writer: Writer
-            var mtu = subscription.mtu
-            do {
-                let acquisition = try await characteristic.acquireWrite(timeout: settings.openTimeout)
-                writer = .socket(acquisition)
-                mtu = mtu ?? acquisition.mtu
-            } catch let error as BlueZError where Self.writeFallsBack(error) {
-                writer = .command(characteristic)
-                if mtu == nil { mtu = try await characteristic.mtu() }
-            }
+            let (writer, writeMTU) = try await WriteWithoutResponse.open(characteristic, timeout: settings.openTimeout)
             return SMPBluetoothSession(
-                device: device, mtu: mtu ?? GattCharacteristic.minimumMTU, subscription: subscription, writer: writer, settings: settings)
+                device: device, mtu: subscription.mtu ?? writeMTU, subscription: subscription, writer: writer, settings: settings)
         } catch let error as FirmwareTransportError {
             throw error
         } catch {
@@ -141,20 +120,11 @@ public final class SMPBluetoothSession {
         }
     }
 
-    /// AcquireWrite refused (older BlueZ, no fd passing): WriteValue works everywhere.
-    static func writeFallsBack(_ error: BlueZError) -> Bool {
-        switch error {
-        case .notSupported, .notPermitted, .failed, .notAuthorized: true
-        case .dbus(let error): error.code == .unknownMethod || error.code == .notSupported
-        default: false
-        }
-    }
-
     /// Ends the subscription and the write socket (BlueZ sees both close).
     public func close() {
         forwarding.cancel()
         continuation.finish()
-        if case .socket(let acquisition) = writer { acquisition.close() }
+        writer.close()
     }
 
     public var configuration: SMPClient.Configuration { client.configuration }
