@@ -193,7 +193,7 @@ let simulation: [Target] = [
     // the device model, plus fault injection through io.tether.Simulator1.
     .target(
         name: "BlueZSimulator",
-        dependencies: ["DBus", "TetherDeviceModel", "HealthDeviceModel", "SMPDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        dependencies: ["DBus", "TetherDeviceModel", "HealthDeviceModel", "SMPDeviceModel", "SMP", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/BlueZSimulator", exclude: ["README.md"]
     ),
 

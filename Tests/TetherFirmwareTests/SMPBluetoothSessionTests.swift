@@ -163,3 +163,30 @@ import TetherTestSupport
         }
     }
 }
+
+/// Where AcquireNotify is refused the session subscribes with StartNotify: BlueZ refuses it while another client
+/// holds a StartNotify session on the characteristic ("Notify acquired", src/gatt-client.c; tether-sim does the same).
+@Suite struct SMPBluetoothStartNotifyTests {
+    @Test(.timeLimit(.minutes(2)))
+    func fallsBackToStartNotifyWhenAcquireNotifyIsRefused() async throws {
+        try await SimulatedSMPOverBLE.with { simulated, bluez in
+            // The simulated Tether device's SMP service sits at 0x40 (firmware-ble.md): its characteristic at 0x41.
+            let otherConnection = try await simulated.connect()
+            let other = BlueZSession(connection: otherConnection)
+            let held = GattCharacteristic(session: other, path: SimulatedSMPOverBLE.path.appending("service0040").appending("char0041"))
+            #expect(try await held.properties()["UUID"]?.stringValue == SMPBluetoothUUID.characteristic)
+            let othersValues = try await held.startNotify()
+            // The other client's session lasts to the end (its stream ending would call StopNotify).
+            defer { withExtendedLifetime(othersValues) {} }
+            let session = try await SMPBluetoothSession.open(bluez: bluez, device: SimulatedSMPOverBLE.path)
+            defer { session.close() }
+            #expect(session.notifyMethod == .startNotify)
+            #expect(session.mtu == 247)
+            let state = try await session.imageState()
+            let model = try await SimulatedSMPOverBLE.model(simulated)
+            #expect(state.images.first { $0.active }?.hash == model.slots.primary.hash)
+            session.close()
+            await otherConnection.close()
+        }
+    }
+}

@@ -106,7 +106,7 @@ public final class SMPBluetoothSession {
                 resolved = try await GattServicesSnapshot.read(Device(session: session, path: device), session: session, timeout: settings.openTimeout)
             }
             guard let found = SMPBluetoothService.characteristic(in: resolved) else {
-                throw FirmwareTransportError.transport("\(device) has no MCUmgr SMP service (\(SMPBluetoothService.service))")
+                throw FirmwareTransportError.transport("\(device) has no MCUmgr SMP service (\(SMPBluetoothUUID.service))")
             }
             let characteristic = GattCharacteristic(session: session, path: found.path)
             let subscription = try await NotificationSource().subscribe(to: characteristic, of: device, timeout: settings.openTimeout)
