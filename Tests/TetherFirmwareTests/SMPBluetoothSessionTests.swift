@@ -87,6 +87,48 @@ import TetherTestSupport
         }
     }
 
+    /// FirmwareBluetoothTransport rule 2: the update's own upload connects again and goes on from the device's offset.
+    @Test(.enabled(if: PinnedPythonTools.python != nil), .timeLimit(.minutes(3)))
+    func anUpdateWhoseLinkDropsMidUploadConnectsAgainAndFinishes() async throws {
+        let image = try await SimulatedSMPOverBLE.signedImage(bodySize: 60_000)
+        let newImage = try #require(SlotImage(image))
+        try await SimulatedSMPOverBLE.with { simulated, bluez in
+            var options = FirmwareUpdateProcedure.Options()
+            options.leaveInTest = true
+            options.comeBackWithin = .seconds(30)
+            var procedure = FirmwareUpdateProcedure(
+                verdict: ImageVerifier.inspect(image, trustedKeys: try FirmwareUDPUpdateTests.trustedKeys()), imageSize: image.count,
+                options: options)
+            let transport = FirmwareBluetoothTransport(bluez: bluez, device: SimulatedSMPOverBLE.path, settings: Self.reassembling)
+            let cut = Task { try await Self.disconnect(simulated, onceTheDeviceHolds: image.count / 2) }
+            var progress: [Int] = []
+            let outcome = try await procedure.run(image: image, over: transport) { event in
+                if case .progress(let reported) = event { progress.append(reported.confirmedBytes) }
+            }
+            #expect(try await cut.value, "the link was never cut")
+            #expect(outcome == .runningInTest(version: newImage.version))
+            // Never back to the start: the new link went on from what the device held.
+            #expect(progress == progress.sorted())
+            #expect(progress.last == image.count)
+            let model = try await SimulatedSMPOverBLE.model(simulated)
+            #expect(model.slots.primary.bytes == image)
+            #expect(!model.slots.primaryConfirmed)
+        }
+    }
+
+    /// Disconnects the device (a fault, as a remote disconnect) once its upload holds `bytes`; false if it never did.
+    static func disconnect(_ simulated: SimulatedBlueZ, onceTheDeviceHolds bytes: Int) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let offset = try await SimulatedSMPOverBLE.model(simulated).uploadOffset, offset >= bytes {
+                try await simulated.inject("disconnect", ["device": .objectPath(SimulatedSMPOverBLE.path)])
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return false
+    }
+
     @Test(.enabled(if: PinnedPythonTools.python != nil), .timeLimit(.minutes(3)))
     func aDeviceWithoutReassemblyTakesOneRequestPerWrite() async throws {
         let image = try await SimulatedSMPOverBLE.signedImage(bodySize: 12_000)
@@ -128,20 +170,11 @@ import TetherTestSupport
             let first = try await SMPBluetoothSession.open(bluez: bluez, device: SimulatedSMPOverBLE.path, settings: Self.reassembling)
             var uploader = ImageUploader(image: image, sha256: Array(SHA256.hash(data: image)), configuration: first.uploaderConfiguration())
             // The link drops once the device holds a third of the image.
-            let cut = Task {
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ContinuousClock.now < deadline {
-                    if let offset = try await SimulatedSMPOverBLE.model(simulated).uploadOffset, offset >= image.count / 3 {
-                        try await simulated.inject("disconnect", ["device": .objectPath(SimulatedSMPOverBLE.path)])
-                        return
-                    }
-                    try await Task.sleep(for: .milliseconds(2))
-                }
-            }
+            let cut = Task { try await Self.disconnect(simulated, onceTheDeviceHolds: image.count / 3) }
             var lost: FirmwareTransportError?
             do { try await first.drive(&uploader) { _ in } } catch { lost = error as? FirmwareTransportError }
             #expect(lost == .client(.connectionLost))
-            try await cut.value
+            #expect(try await cut.value, "the link was never cut")
             first.close()
             let held = try #require(try await SimulatedSMPOverBLE.model(simulated).uploadOffset)
             #expect(held >= image.count / 3 && held < image.count)
