@@ -60,13 +60,7 @@ public struct FirmwareUDPUpdate: Sendable {
                 uploaderConfiguration.client = configuration
                 var uploader = ImageUploader(image: image, sha256: Array(SHA256.hash(data: image)), configuration: uploaderConfiguration)
                 let started = ContinuousClock.now
-                try client.session.drive(&uploader) { order in
-                    switch order {
-                    case .parameters(let parameters): observe(.parameters(parameters))
-                    case .progress(let progress): observe(.progress(progress))
-                    case .write, .finished, .failed: break
-                    }
-                }
+                try client.session.drive(&uploader) { order in Event(order).map(observe) }
                 return .uploaded(seconds: FirmwareUpdateProcedure.seconds(started.duration(to: .now)))
             case .markForTest(let hash): return .state(try client.test(hash: hash))
             case .reset:

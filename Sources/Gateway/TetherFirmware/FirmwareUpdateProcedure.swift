@@ -213,3 +213,14 @@ public struct FirmwareUpdateProcedure: Sendable {
         return Step(events: events, order: .finish(result))
     }
 }
+
+extension FirmwareUpdateProcedure.Event {
+    /// The event an order of the uploader reports, if it is one to report (its parameters, its progress).
+    init?(_ order: UploadOrder) {
+        switch order {
+        case .parameters(let parameters): self = .parameters(parameters)
+        case .progress(let progress): self = .progress(progress)
+        case .write, .finished, .failed: return nil
+        }
+    }
+}

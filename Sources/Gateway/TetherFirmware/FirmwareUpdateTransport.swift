@@ -37,13 +37,7 @@ extension FirmwareUpdateProcedure {
             case .readState: return .state(try await transport.imageState())
             case .upload:
                 let started = ContinuousClock.now
-                try await transport.upload(image, configuration: options.uploader) { order in
-                    switch order {
-                    case .parameters(let parameters): observe(.parameters(parameters))
-                    case .progress(let progress): observe(.progress(progress))
-                    case .write, .finished, .failed: break
-                    }
-                }
+                try await transport.upload(image, configuration: options.uploader) { order in Event(order).map(observe) }
                 return .uploaded(seconds: seconds(started.duration(to: .now)))
             case .markForTest(let hash): return .state(try await transport.test(hash: hash))
             case .reset:
