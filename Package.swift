@@ -157,10 +157,11 @@ let gateway: [Target] = [
         path: "Sources/Gateway/TetherCLI"
     ),
 
-    // Firmware over the network: the UDP socket and the SMP UDP transport (Zephyr's UDP transport, one SMP message per
-    // datagram, port 1337) driving the SMP client core, for `tether firmware ... --udp HOST:PORT`. docs/design/firmware-udp.md.
+    // Firmware updates: the SMP client core's I/O edges, over UDP (Zephyr's UDP transport, one SMP message per datagram,
+    // port 1337; `tether firmware ... --udp HOST:PORT`) and over BLE (the SMP GATT characteristic through BlueZ), and
+    // the update procedure both carry out. docs/design/firmware-udp.md, docs/design/firmware-ble.md.
     .target(
-        name: "TetherFirmware", dependencies: ["SMP", "MCUbootImage", "CBOR", "TetherPrimitives", crypto], path: "Sources/Gateway/TetherFirmware"
+        name: "TetherFirmware", dependencies: ["SMP", "MCUbootImage", "CBOR", "TetherPrimitives", "BlueZ", "DBus", crypto], path: "Sources/Gateway/TetherFirmware"
     ),
 ]
 
@@ -192,7 +193,7 @@ let simulation: [Target] = [
     // the device model, plus fault injection through io.tether.Simulator1.
     .target(
         name: "BlueZSimulator",
-        dependencies: ["DBus", "TetherDeviceModel", "HealthDeviceModel", "SMPDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
+        dependencies: ["DBus", "TetherDeviceModel", "HealthDeviceModel", "SMPDeviceModel", "SMP", "LinkProtocol", "TetherSettings", "TetherPrimitives"],
         path: "Sources/Simulation/BlueZSimulator", exclude: ["README.md"]
     ),
 
@@ -378,10 +379,14 @@ let tests: [Target] = [
         dependencies: ["SMPDeviceModel", "SMPUDPDevice", "TetherFirmware", "SMP", "CBOR", "TetherTestSupport", crypto],
         exclude: ["smpclient_udp.py"]
     ),
-    // Tether's SMP UDP transport and the `tether firmware --udp` commands against the simulated device on real sockets.
+    // Tether's SMP UDP transport and the `tether firmware --udp` commands against the simulated device on real sockets;
+    // the SMP BLE transport against tether-sim's SMP device on a private dbus-daemon.
     .testTarget(
         name: "TetherFirmwareTests",
-        dependencies: ["TetherFirmware", "SMPUDPDevice", "SMPDeviceModel", "SMP", "MCUbootImage", "TetherTestSupport", "TetherCommand", crypto]
+        dependencies: [
+            "TetherFirmware", "SMPUDPDevice", "SMPDeviceModel", "SMP", "MCUbootImage", "TetherTestSupport", "TetherCommand", "BlueZ",
+            "BlueZSimulator", "BlueZTestSupport", "DBus", crypto,
+        ]
     ),
 ]
 

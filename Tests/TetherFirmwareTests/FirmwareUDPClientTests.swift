@@ -67,12 +67,12 @@ import TetherTestSupport
         configuration.timeout = .milliseconds(100)
         configuration.retries = 2
         let frozen = configuration
-        let result = try await onOwnThread { () -> FirmwareUDPError? in
+        let result = try await onOwnThread { () -> FirmwareTransportError? in
             do {
                 _ = try FirmwareUDPClient(target: target, configuration: frozen).imageState()
                 return nil
             } catch {
-                return error as? FirmwareUDPError
+                return error as? FirmwareTransportError
             }
         }
         #expect(result == .client(.timedOut))
@@ -83,14 +83,14 @@ import TetherTestSupport
         defer { server.stop() }
         let target = UDPTarget(host: "127.0.0.1", port: server.port)
         let running = try #require(SlotImage(try SimulatedDevice.image("ed25519-hash"))).hash
-        let errors = try await onOwnThread { () -> [FirmwareUDPError?] in
-            var errors: [FirmwareUDPError?] = []
+        let errors = try await onOwnThread { () -> [FirmwareTransportError?] in
+            var errors: [FirmwareTransportError?] = []
             for version in [SMPVersion.v2, .v1] {
                 do {
                     _ = try FirmwareUDPClient(target: target, configuration: SMPUDPSession.configuration(version: version)).test(hash: running)
                     errors.append(nil)
                 } catch {
-                    errors.append(error as? FirmwareUDPError)
+                    errors.append(error as? FirmwareTransportError)
                 }
             }
             return errors

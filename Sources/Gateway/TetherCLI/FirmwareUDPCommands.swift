@@ -17,7 +17,7 @@ struct UDPDeviceOptions: ParsableArguments {
     }
 
     /// Connects, runs `body`, and maps a failure to a message and exit status 1 (the device) or 2 (the address).
-    func run<T>(_ body: (FirmwareUDPClient) throws(FirmwareUDPError) -> T) throws -> T {
+    func run<T>(_ body: (FirmwareUDPClient) throws(FirmwareTransportError) -> T) throws -> T {
         guard let target = UDPTarget(parsing: udp) else { throw TetherExitCode.badInput }
         do {
             let client = try FirmwareUDPClient(target: target, configuration: SMPUDPSession.configuration(version: smpV1 ? .v1 : .v2))
@@ -38,7 +38,7 @@ extension FirmwareCommand {
         @Flag(help: "Print the slots as one JSON array.") var json = false
 
         func run() throws {
-            let state = try device.run { client throws(FirmwareUDPError) in try client.imageState() }
+            let state = try device.run { client throws(FirmwareTransportError) in try client.imageState() }
             Output.line(json ? FirmwareSlotText.json(state) : FirmwareSlotText.table(state))
         }
     }
@@ -49,7 +49,7 @@ extension FirmwareCommand {
         @OptionGroup var device: UDPDeviceOptions
         @Argument(help: "The text to echo.") var text: String
 
-        func run() throws { Output.line(try device.run { client throws(FirmwareUDPError) in try client.echo(text) }) }
+        func run() throws { Output.line(try device.run { client throws(FirmwareTransportError) in try client.echo(text) }) }
     }
 
     /// `tether firmware test --udp HOST:PORT HASH`.
@@ -64,7 +64,7 @@ extension FirmwareCommand {
 
         func run() throws {
             let bytes = FirmwareSlotText.parseHash(hash) ?? []
-            Output.line(FirmwareSlotText.table(try device.run { client throws(FirmwareUDPError) in try client.test(hash: bytes) }))
+            Output.line(FirmwareSlotText.table(try device.run { client throws(FirmwareTransportError) in try client.test(hash: bytes) }))
         }
     }
 
@@ -83,7 +83,7 @@ extension FirmwareCommand {
 
         func run() throws {
             let bytes = hash.flatMap(FirmwareSlotText.parseHash)
-            Output.line(FirmwareSlotText.table(try device.run { client throws(FirmwareUDPError) in try client.confirm(hash: bytes) }))
+            Output.line(FirmwareSlotText.table(try device.run { client throws(FirmwareTransportError) in try client.confirm(hash: bytes) }))
         }
     }
 
@@ -93,7 +93,7 @@ extension FirmwareCommand {
             commandName: "reset", abstract: "Reset the device (MCUboot then swaps in an image marked for test or permanent).")
         @OptionGroup var device: UDPDeviceOptions
 
-        func run() throws { try device.run { client throws(FirmwareUDPError) in try client.reset() } }
+        func run() throws { try device.run { client throws(FirmwareTransportError) in try client.reset() } }
     }
 
     /// `tether firmware erase --udp HOST:PORT`.
@@ -102,7 +102,7 @@ extension FirmwareCommand {
             commandName: "erase", abstract: "Erase the device's secondary slot (refused while its image is pending or is the fallback).")
         @OptionGroup var device: UDPDeviceOptions
 
-        func run() throws { try device.run { client throws(FirmwareUDPError) in try client.erase() } }
+        func run() throws { try device.run { client throws(FirmwareTransportError) in try client.erase() } }
     }
 }
 

@@ -16,7 +16,7 @@ public final class SMPUDPSession {
     private var client: SMPClient
     private let start = ContinuousClock.now
 
-    public init(host: String, port: UInt16, configuration: SMPClient.Configuration) throws(FirmwareUDPError) {
+    public init(host: String, port: UInt16, configuration: SMPClient.Configuration) throws(FirmwareTransportError) {
         do {
             socket = try UDPSocket(connectTo: host, port: port)
         } catch {
@@ -39,59 +39,41 @@ public final class SMPUDPSession {
     public var configuration: SMPClient.Configuration { client.configuration }
 
     /// Sends `request` and waits for its answer (retrying as the core orders). The answer may carry a device error.
-    public func perform(_ request: SMPRequest, timeout: Duration? = nil) throws(FirmwareUDPError) -> SMPResponse {
-        let (tag, orders) = try sendOrThrow(request, timeout: timeout)
-        try write(orders)
-        while true {
-            for order in try waitForOrders() {
-                switch order {
-                case .write(let bytes): try write(bytes)
-                case .completed(tag, .success(let response)): return response
-                case .completed(tag, .failure(let error)): throw .client(error)
-                case .completed, .discarded, .unmatched: continue
-                }
-            }
-        }
+    public func perform(_ request: SMPRequest, timeout: Duration? = nil) throws(FirmwareTransportError) -> SMPResponse {
+        let started = try SMPRequestExchange.start(request, client: client, timeout: timeout, at: now)
+        var exchange = started.0
+        defer { client = exchange.client }
+        return try run(&exchange, from: started.1, observe: { _ in })
     }
 
     /// Drives an ImageUploader to its end, reporting each order it gives to `observe` (progress, parameters).
-    public func drive(_ uploader: inout ImageUploader, observe: (UploadOrder) -> Void) throws(FirmwareUDPError) {
-        var orders = uploader.start(at: now)
+    public func drive(_ uploader: inout ImageUploader, observe: (UploadOrder) -> Void) throws(FirmwareTransportError) {
+        let started = SMPUploadExchange.start(uploader, writeLimit: client.configuration.writeLimit, at: now)
+        var exchange = started.0
+        defer { uploader = exchange.uploader }
+        try run(&exchange, from: started.1, observe: observe)
+    }
+
+    /// The I/O half of an exchange: write, report, and feed it a datagram or its deadline until it has an outcome.
+    private func run<Exchange: SMPExchange>(
+        _ exchange: inout Exchange, from first: SMPExchangeStep<Exchange.Outcome>, observe: (UploadOrder) -> Void
+    ) throws(FirmwareTransportError) -> Exchange.Outcome {
+        var step = first
         while true {
-            for order in orders {
-                switch order {
-                case .write(let bytes): try write(bytes)
-                case .finished: observe(order); return
-                case .failed(let failure): throw .upload(failure)
-                case .parameters, .progress: observe(order)
-                }
-            }
-            guard let deadline = uploader.nextDeadline else { throw .upload(.deviceStoppedAnswering(offset: uploader.confirmedOffset)) }
-            if let datagram = try receive(until: deadline) {
-                orders = uploader.received(datagram, at: now)
+            for bytes in step.writes { try write(bytes) }
+            step.observed.forEach(observe)
+            if let outcome = step.outcome { return try outcome.get() }
+            // A step without an outcome always leaves a deadline (SMPExchange); `now` only guards the type.
+            if let datagram = try receive(until: exchange.deadline ?? now) {
+                step = exchange.received(datagram, at: now)
             } else {
-                orders = uploader.handleTimeout(at: now)
+                step = exchange.timedOut(at: now)
             }
         }
-    }
-
-    private func sendOrThrow(_ request: SMPRequest, timeout: Duration?) throws(FirmwareUDPError) -> (SMPClient.Tag, [SMPClient.Order]) {
-        do {
-            return try client.send(request, at: now, timeout: timeout)
-        } catch {
-            throw .client(error)
-        }
-    }
-
-    /// What the core orders next: after a datagram arrives, or at the earliest deadline.
-    private func waitForOrders() throws(FirmwareUDPError) -> [SMPClient.Order] {
-        guard let deadline = client.nextDeadline else { return [] }
-        if let datagram = try receive(until: deadline) { return client.received(datagram, at: now) }
-        return client.handleTimeout(at: now)
     }
 
     /// One datagram, or nil once `deadline` has passed.
-    private func receive(until deadline: Timestamp) throws(FirmwareUDPError) -> [UInt8]? {
+    private func receive(until deadline: Timestamp) throws(FirmwareTransportError) -> [UInt8]? {
         while true {
             let remaining = now.duration(to: deadline)
             guard remaining > .zero else { return nil }
@@ -104,41 +86,11 @@ public final class SMPUDPSession {
         }
     }
 
-    private func write(_ orders: [SMPClient.Order]) throws(FirmwareUDPError) {
-        for case .write(let bytes) in orders { try write(bytes) }
-    }
-
-    private func write(_ bytes: [UInt8]) throws(FirmwareUDPError) {
+    private func write(_ bytes: [UInt8]) throws(FirmwareTransportError) {
         do {
             try socket.send(bytes)
         } catch {
             throw .transport(error.description)
-        }
-    }
-}
-
-/// Why a firmware operation over UDP did not complete, by who is at fault.
-public enum FirmwareUDPError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The socket: the host cannot be resolved, or the network refused a datagram.
-    case transport(String)
-    /// The client core: no answer after every retry, a request too large for the device.
-    case client(SMPClientError)
-    /// The device answered with an error.
-    case device(SMPDeviceError)
-    /// The device's answer is not what SMP says it should be.
-    case malformed(SMPDecodeError)
-    case upload(UploadFailure)
-
-    public var description: String {
-        switch self {
-        case .transport(let message): return message
-        case .client(.timedOut): return "the device did not answer (every retry timed out)"
-        case .client(let error): return "request failed: \(error)"
-        case .device(let error): return "the device refused: \(error)"
-        case .malformed(let error): return "the device's answer is malformed: \(error)"
-        case .upload(.deviceStoppedAnswering(let offset)): return "the device stopped answering at offset \(offset)"
-        case .upload(.device(let error)): return "the device refused the upload: \(error)"
-        case .upload(let failure): return "upload failed: \(failure)"
         }
     }
 }

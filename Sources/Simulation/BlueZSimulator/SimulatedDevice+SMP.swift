@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import SMP
 import SMPDeviceModel
 import TetherPrimitives
 
@@ -7,10 +8,8 @@ import TetherPrimitives
 /// Low Energy (LE)"; include/zephyr/mgmt/mcumgr/transport/smp_bt.h for the UUIDs; smp_bt.c `SMP_BT_ATTRS` for the
 /// declaration): one characteristic with write-without-response and notify, and its CCCD.
 enum SMPGattLayout {
-    /// SMP_BT_SVC_UUID_VAL.
-    static let service = "8d53dc1d-1db7-4cd3-868b-8a527460aa84"
-    /// SMP_BT_CHR_UUID_VAL: requests and responses alike.
-    static let characteristic = "da2e7828-fbce-4e01-ae9e-261174997c48"
+    static let service = SMPBluetoothUUID.service
+    static let characteristic = SMPBluetoothUUID.characteristic
 
     /// The service after the device's other services: at the next free multiple of 0x10, its characteristic's
     /// declaration one handle later (value + 1) and the CCCD after the value (Core v5.3 Vol 3 Part G §3.3).

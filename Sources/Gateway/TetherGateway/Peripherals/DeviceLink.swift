@@ -45,28 +45,8 @@ struct DeviceLink: Sendable {
             mtu = subscription.mtu
             method = subscription.method == .acquireNotify ? .acquireNotify : .startNotify
         }
-        let writer: LinkWriter
-        do {
-            let acquisition = try await rxCharacteristic.acquireWrite(timeout: timeout)
-            writer = .socket(acquisition)
-            mtu = mtu ?? acquisition.mtu
-        } catch let error as BlueZError where Self.writeFallsBack(error) {
-            let linkMTU = try await rxCharacteristic.mtu()
-            mtu = mtu ?? linkMTU
-            writer = .characteristic(
-                rxCharacteristic, maximumValueLength: GattCharacteristic.maximumValueLength(mtu: linkMTU))
-        }
+        let (channel, writeMTU) = try await WriteWithoutResponse.open(rxCharacteristic, timeout: timeout)
         return DeviceLink(
-            number: number, method: method, mtu: mtu ?? GattCharacteristic.minimumMTU, notifications: notifications,
-            writer: writer)
-    }
-
-    /// AcquireWrite refused (older BlueZ, no fd passing): WriteValue works everywhere.
-    static func writeFallsBack(_ error: BlueZError) -> Bool {
-        switch error {
-        case .notSupported, .notPermitted, .failed, .notAuthorized: true
-        case .dbus(let error): error.code == .unknownMethod || error.code == .notSupported
-        default: false
-        }
+            number: number, method: method, mtu: mtu ?? writeMTU, notifications: notifications, writer: LinkWriter(channel: channel))
     }
 }
