@@ -21,12 +21,13 @@ public final class UDPSocket: @unchecked Sendable {
 
     private let descriptor: Int32
 
-    /// A socket bound to `host`:`port` (port 0: the kernel picks one; see `localPort`).
+    /// A socket bound to `host`:`port` (port 0: the kernel picks one; see `localPort`). Without SO_REUSEADDR: UDP
+    /// has no TIME_WAIT to wait out, and with it Linux lets two such sockets share a port (udp_lib_get_port treats
+    /// them as not conflicting, even for a port it picks for port 0), so two simulated devices, or two tests' devices,
+    /// could split each other's datagrams. A port in use is an error instead.
     public init(bindHost host: String, port: UInt16) throws(Failure) {
         descriptor = try Self.open(host, port: port, "bind") { descriptor, address, length in
-            var one: Int32 = 1
-            setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-            return bind(descriptor, address, length)
+            bind(descriptor, address, length)
         }
     }
 
