@@ -426,6 +426,7 @@ let package = Package(
         .library(name: "CBOR", targets: ["CBOR"]),
         .library(name: "SMP", targets: ["SMP"]),
         .library(name: "MCUbootImage", targets: ["MCUbootImage"]),
+        .library(name: "TetherFirmware", targets: ["TetherFirmware"]),
         .library(name: "SMPDeviceModel", targets: ["SMPDeviceModel"]),
     ],
     dependencies: [

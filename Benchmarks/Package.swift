@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "tether-store-bench", targets: ["TetherStoreBench"]),
         .executable(name: "tether-sync-bench", targets: ["TetherSyncBench"]),
         .executable(name: "tether-gateway-bench", targets: ["TetherGatewayBench"]),
+        .executable(name: "tether-smp-ble-bench", targets: ["TetherSMPBLEBench"]),
     ],
     dependencies: [
         .package(name: "Tether", path: ".."),
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // Frame decoding throughput and allocations per frame against a copy+CRC floor (issue 2, item 8).
@@ -88,6 +90,17 @@ let package = Package(
             path: "Sources/GatewayBenchmark"
         ),
         .executableTarget(name: "TetherGatewayBench", dependencies: ["GatewayBenchmark"], path: "Sources/tether-gateway-bench"),
+        // One image upload by Tether's SMP BLE transport to tether-sim's MCUmgr device, timed as smpclient's is
+        // (scripts/bench/smp-ble-throughput.sh; docs/design/firmware-ble.md, "Throughput").
+        .executableTarget(
+            name: "TetherSMPBLEBench",
+            dependencies: [
+                .product(name: "TetherFirmware", package: "Tether"), .product(name: "SMP", package: "Tether"),
+                .product(name: "BlueZ", package: "Tether"), .product(name: "DBus", package: "Tether"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Sources/tether-smp-ble-bench"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

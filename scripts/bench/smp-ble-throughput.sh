@@ -4,7 +4,9 @@
 # (SimulatedDevice+SMP: Zephyr's SMP GATT transport with reassembly, buf_size 2048, the given buf_count; flash
 # "instant" by default so that the link is what is measured), then one upload of a freshly signed image by each
 # client, timed from the first request to the last answer:
-#   - smpclient 7.3.0 (PyPI, bleak underneath; scripts/setup/smpclient-venv.sh), the peer: one request in flight;
+#   - Tether's own transport (SMPBluetoothSession driving ImageUploader; Benchmarks' tether-smp-ble-bench): requests up
+#     to buf_size split into writes the device reassembles, up to buf_count - 1 of them in flight;
+#   - smpclient 7.3.0 (PyPI, bleak underneath; scripts/setup/smpclient-venv.sh), the peer: one request in flight.
 # The link model (LinkModel) carries `notificationsPerEvent` writes of MTU - 3 bytes each connection interval, so the
 # ceiling for the upload's bytes on the air is
 #   notificationsPerEvent * (MTU - 3) / interval   bytes per second
@@ -42,10 +44,13 @@ case "$flash" in instant | nrf52840) ;; *) echo "smp-ble-throughput: --flash mus
 
 source scripts/demo/system.sh
 if $build; then
-    echo "== swift build -c $configuration --product tether-sim"
+    echo "== swift build -c $configuration --product tether-sim, and Benchmarks' tether-smp-ble-bench"
     swift build -c "$configuration" --product tether-sim >/dev/null
+    (cd Benchmarks && swift build -c "$configuration" --product tether-smp-ble-bench >/dev/null)
 fi
 bin=$(swift build -c "$configuration" --show-bin-path)
+bench=$(cd Benchmarks && swift build -c "$configuration" --show-bin-path)/tether-smp-ble-bench
+[ -x "$bench" ] || { echo "smp-ble-throughput: no $bench (build Benchmarks' tether-smp-ble-bench, or drop --no-build)" >&2; exit 1; }
 python=/usr/bin/python3
 smpclient_python=$(scripts/setup/smpclient-venv.sh)
 imgtool=$(scripts/setup/imgtool-venv.sh)
@@ -89,28 +94,36 @@ device = {"address": address, "name": "Tether-SMP", "serial": "TS00000007",
 print(json.dumps({"seed": 5, "devices": [device],
                   "link": {"mtu": int(mtu), "connectionIntervalMilliseconds": float(interval), "notificationsPerEvent": 6}}))
 PY
-            rm -f "$work/dbus.log" "$work/sim.log" "$work/bus"
-            start_bus
-            bus_pid=${pids[-1]}
-            start tether-sim "$work/sim.log" "$bin/tether-sim" --bus "$bus" --config "$work/sim.json"
-            sim_pid=${pids[-1]}
-            wait_for "tether-sim" 20 grep -q '^DBUS_SYSTEM_BUS_ADDRESS=' "$work/sim.log"
             ceiling=$("$python" -c "print(6 * ($mtu - 3) / ($interval / 1000) / 1000)")
-            if out=$(DBUS_SYSTEM_BUS_ADDRESS=$bus PYTHONWARNINGS=ignore timeout 600 "$smpclient_python" \
-                scripts/bench/smp_ble_upload.py "$address" "$work/new.img" 2>"$work/smpclient.err"); then
-                read -r rate ratio < <("$python" -c "
+            # Each client on a device of its own: a fresh bus and tether-sim, so that neither finds the other's
+            # upload in the device (an upload with the same hash resumes at the device's offset).
+            for client in tether smpclient; do
+                rm -f "$work/dbus.log" "$work/sim.log" "$work/bus"
+                start_bus
+                bus_pid=${pids[-1]}
+                start tether-sim "$work/sim.log" "$bin/tether-sim" --bus "$bus" --config "$work/sim.json"
+                sim_pid=${pids[-1]}
+                wait_for "tether-sim" 20 grep -q '^DBUS_SYSTEM_BUS_ADDRESS=' "$work/sim.log"
+                if [ "$client" = tether ]; then
+                    command=("$bench" "$bus" "$address" "$work/new.img" --reassembly)
+                else
+                    command=(env DBUS_SYSTEM_BUS_ADDRESS="$bus" PYTHONWARNINGS=ignore "$smpclient_python" scripts/bench/smp_ble_upload.py "$address" "$work/new.img")
+                fi
+                if out=$(timeout 600 "${command[@]}" 2>"$work/$client.err"); then
+                    read -r rate ratio < <("$python" -c "
 import json, sys
 r = json.loads(sys.argv[1]); rate = r['bytes'] / r['seconds'] / 1000
 print('%.1f %.3f' % (rate, rate / float(sys.argv[2])))" "$out" "$ceiling")
-                printf '%-10s %5s %8s %5s %12s %12.1f %7s\n' smpclient "$mtu" "$interval" "$buf_count" "$rate" "$ceiling" "$ratio"
-                results+=("smpclient mtu=$mtu interval=$interval buf_count=$buf_count rate=$rate ceiling=$ceiling ratio=$ratio")
-            else
-                echo "smpclient mtu=$mtu interval=$interval buf_count=$buf_count: FAILED (see $work/smpclient.err)" >&2
-                tail -n 5 "$work/smpclient.err" >&2
-                failures=$((failures + 1))
-            fi
-            stop_group "$sim_pid"
-            stop_group "$bus_pid"
+                    printf '%-10s %5s %8s %5s %12s %12.1f %7s\n' "$client" "$mtu" "$interval" "$buf_count" "$rate" "$ceiling" "$ratio"
+                    results+=("$client mtu=$mtu interval=$interval buf_count=$buf_count rate=$rate ceiling=$ceiling ratio=$ratio")
+                else
+                    echo "$client mtu=$mtu interval=$interval buf_count=$buf_count: FAILED (see $work/$client.err)" >&2
+                    tail -n 5 "$work/$client.err" >&2
+                    failures=$((failures + 1))
+                fi
+                stop_group "$sim_pid"
+                stop_group "$bus_pid"
+            done
         done
     done
 done
