@@ -37,9 +37,16 @@ struct ImageUploaderTests {
         #expect(pair.device.droppedOversize == 0 && pair.device.droppedNoBuffer == 0 && pair.device.droppedFragment == 0)
         #expect(pair.device.maxPending == example.bufferCount - 1 && pair.maxWaiting == example.bufferCount - 1, "window = buf_count − 1")
         #expect(pair.writes.allSatisfy { $0.count <= example.mtu - 3 }, "every write fits the MTU")
-        // Requests fill their budget: buf_size with reassembly, one write without.
-        let budget = example.reassembles ? example.bufferSize : min(example.bufferSize, example.mtu - 3)
-        #expect(pair.device.maxRequestSize <= budget && pair.device.maxRequestSize >= budget - 2)
+        // Requests fill their budget: with reassembly buf_size, cut to whole writes when a window lets several be in
+        // flight (1024 at MTU 247 is 4 × 244 = 976; at MTU 498, 2 × 495 = 990); one write without.
+        let write = example.mtu - 3
+        let windowed = example.bufferCount > 2
+        let budget = example.reassembles
+            ? (windowed && example.bufferSize > write ? example.bufferSize / write * write : example.bufferSize) : min(example.bufferSize, write)
+        #expect(pair.device.maxRequestSize <= budget && pair.device.maxRequestSize >= budget - 2, "largest request \(pair.device.maxRequestSize), budget \(budget)")
+        if example.reassembles {
+            #expect(pair.device.maxRequestSize > example.bufferSize - write - 2, "no whole write of room left unused")
+        }
         #expect(pair.device.dataBytesWritten == image.count, "no byte written twice")
         #expect(pair.progress.last == image.count && pair.progress == pair.progress.sorted())
     }
@@ -182,6 +189,18 @@ struct ImageUploaderTests {
             pending = next
         }
         #expect(outcome == .failed(.hashMismatch))
+    }
+
+    /// Rule 2's budget: one write without reassembly; with it and a window, buf_size cut to whole writes (2,048 at MTU
+    /// 247 → 8 × 244; at MTU 498 → 4 × 495; 384 at MTU 498 stays 384); with one request in flight, buf_size.
+    @Test func requestBudgetIsWholeWritesWhenWindowed() {
+        #expect(ImageUploader.requestBudget(bufferSize: 2048, writeLimit: 244, reassembles: true, window: 3) == 1952)
+        #expect(ImageUploader.requestBudget(bufferSize: 2048, writeLimit: 495, reassembles: true, window: 3) == 1980)
+        #expect(ImageUploader.requestBudget(bufferSize: 384, writeLimit: 495, reassembles: true, window: 3) == 384)
+        #expect(ImageUploader.requestBudget(bufferSize: 1464, writeLimit: 244, reassembles: true, window: 3) == 1464, "already whole")
+        #expect(ImageUploader.requestBudget(bufferSize: 2048, writeLimit: 495, reassembles: true, window: 1) == 2048)
+        #expect(ImageUploader.requestBudget(bufferSize: 2048, writeLimit: 244, reassembles: false, window: 3) == 244)
+        #expect(ImageUploader.requestBudget(bufferSize: 128, writeLimit: 244, reassembles: false, window: 1) == 128)
     }
 
     /// Chunk sizing: the largest data that keeps the whole request within the budget, at every head-size boundary.

@@ -8,7 +8,11 @@ import TetherPrimitives
 ///  1. It first reads the device's parameters (`buf_size`, `buf_count`). A device that does not know the command
 ///     (MGMT_ERR_ENOTSUP, or group error) gets `fallbackParameters`.
 ///  2. Every request fits `buf_size` whole; it also fits one write unless the device reassembles (then the client
-///     splits it into writes of the MTU's size).
+///     splits it into writes of the MTU's size). With more than one request in flight, a request is sized to a whole
+///     number of writes when `buf_size` holds more than one: the link is kept busy, so a request one remnant longer
+///     would only send that remnant in a write of its own, and links count packets per connection event, not bytes
+///     (Core v5.3 Vol 6 Part B §4.5.1; at MTU 498 a 2,048-byte request took five writes for four writes' worth).
+///     With one in flight each request waits for its answer, and fewer, fuller requests win. `requestBudget`.
 ///  3. Up to `buf_count − 1` requests are in flight (one of the device's buffers stays free for its own answer,
 ///     as nRF Connect Device Manager and smpclient do), capped by `maxWindow`; only one until the first chunk
 ///     (offset 0) is answered, with `firstChunkTimeout`: the device erases its slot before it answers.
@@ -230,10 +234,12 @@ public struct ImageUploader {
     /// Rules 2, 3 and 5: send chunks while the window has room.
     private mutating func fillWindow(at now: Timestamp) -> [UploadOrder] {
         guard case .uploading(let parameters, var next, var inFlight, let firstAnswered) = phase else { return [] }
-        let window = firstAnswered ? max(1, min(configuration.maxWindow, parameters.bufferCount - 1)) : 1
+        let allowed = max(1, min(configuration.maxWindow, parameters.bufferCount - 1))
+        let window = firstAnswered ? allowed : 1
         let clientConfiguration = client.configuration
-        let budget = clientConfiguration.deviceReassembles
-            ? parameters.bufferSize : min(parameters.bufferSize, clientConfiguration.writeLimit)
+        let budget = Self.requestBudget(
+            bufferSize: parameters.bufferSize, writeLimit: clientConfiguration.writeLimit, reassembles: clientConfiguration.deviceReassembles,
+            window: allowed)
         var orders: [UploadOrder] = []
         while inFlight.count < window, next < image.count {
             let first = next == 0
@@ -258,6 +264,15 @@ public struct ImageUploader {
         }
         phase = .uploading(parameters: parameters, nextOffset: next, inFlight: inFlight, firstAnswered: firstAnswered)
         return orders
+    }
+
+    /// Rule 2: the largest encoded request. Without reassembly, one write within `buf_size`; with it, `buf_size`,
+    /// cut down to whole writes when more than one request may be in flight (`window`) and it holds more than one
+    /// write (never below one write).
+    public static func requestBudget(bufferSize: Int, writeLimit: Int, reassembles: Bool, window: Int) -> Int {
+        guard reassembles else { return min(bufferSize, writeLimit) }
+        guard window > 1, writeLimit > 0, bufferSize > writeLimit else { return bufferSize }
+        return bufferSize - bufferSize % writeLimit
     }
 
     private mutating func fail(_ failure: UploadFailure) -> [UploadOrder] {
