@@ -13,12 +13,12 @@ import FoundationNetworking
         try await DaemonTestBed.with([.justWorks]) { bed in
             let socket = try NotifySocket(abstract: true, directory: bed.directory)
             let daemon = try await bed.startDaemon(environment: ["NOTIFY_SOCKET": socket.name, "WATCHDOG_USEC": "1000000"])
-            let beforeReady = try socket.waitFor("READY=1")
+            let beforeReady = try await socket.waitFor("READY=1")
             #expect(beforeReady.last?.contains("STATUS=running") == true)
-            _ = try socket.waitFor("WATCHDOG=1")
-            _ = try socket.waitFor("WATCHDOG=1")  // and again: it keeps pinging
+            _ = try await socket.waitFor("WATCHDOG=1")
+            _ = try await socket.waitFor("WATCHDOG=1")  // and again: it keeps pinging
             daemon.signal(SIGTERM)
-            _ = try socket.waitFor("STOPPING=1")
+            _ = try await socket.waitFor("STOPPING=1")
             #expect(try await daemon.waitForExit() == 0)
         }
     }
@@ -35,13 +35,13 @@ import FoundationNetworking
             try await Task.sleep(for: .seconds(12))
             let status = try await bed.client.call("GetStatus", [], timeout: .seconds(20))
             #expect(status.first?.variantDictionaryValue?["version"] != nil)
-            let queued = try socket.waitFor("READY=1")
+            let queued = try await socket.waitFor("READY=1")
             #expect(!queued.contains { $0.contains("WATCHDOG=1") }, "a ping went before READY=1: \(queued)")
             // Drained: the pings flow again.
-            for _ in 0..<20 { _ = socket.receive() }
-            _ = try socket.waitFor("WATCHDOG=1", timeout: .seconds(10))
+            try await socket.drain(20)
+            _ = try await socket.waitFor("WATCHDOG=1", timeout: .seconds(10))
             daemon.signal(SIGTERM)
-            _ = try socket.waitFor("STOPPING=1")
+            _ = try await socket.waitFor("STOPPING=1")
             #expect(try await daemon.waitForExit() == 0)
             #expect(daemon.logText.contains("watchdog ping failed"), "the dropped pings were not reported:\n\(daemon.logText)")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TetherTestSupport
 @testable import TetherDaemon
 #if canImport(Glibc)
 import Glibc
@@ -44,8 +45,18 @@ final class NotifySocket: @unchecked Sendable {
         return String(decoding: buffer[..<count], as: UTF8.self)
     }
 
-    /// Datagrams until one contains `assignment` (bounded).
-    func waitFor(_ assignment: String, timeout: Duration = .seconds(60)) throws -> [String] {
+    /// Datagrams until one contains `assignment` (bounded). The receives block, so they run on a thread of their own
+    /// (`onOwnThread`): on Swift's two-thread pool a test blocked here for seconds froze other tests' waits.
+    func waitFor(_ assignment: String, timeout: Duration = .seconds(60)) async throws -> [String] {
+        try await onOwnThread("notify-socket") { try self.blockingWaitFor(assignment, timeout: timeout) }
+    }
+
+    /// Up to `count` datagrams, each waited for up to 1 s, off the pool as `waitFor`.
+    func drain(_ count: Int) async throws {
+        _ = try await onOwnThread("notify-socket") { (0..<count).compactMap { _ in self.receive() } }
+    }
+
+    private func blockingWaitFor(_ assignment: String, timeout: Duration) throws -> [String] {
         var seen: [String] = []
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
