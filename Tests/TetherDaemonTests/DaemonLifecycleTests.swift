@@ -37,11 +37,15 @@ import FoundationNetworking
             #expect(status.first?.variantDictionaryValue?["version"] != nil)
             let queued = try await socket.waitFor("READY=1")
             #expect(!queued.contains { $0.contains("WATCHDOG=1") }, "a ping went before READY=1: \(queued)")
-            // Drained: the pings flow again.
-            try await socket.drain(20)
-            _ = try await socket.waitFor("WATCHDOG=1", timeout: .seconds(10))
+            // Read from now on without pause (a ping every 50 ms refills the queue in half a second): the pings flow
+            // again, and STOPPING=1 gets through.
+            let recording = socket.record()
+            defer { recording.stop() }
+            try await waitUntil("pings after the queue was read", seconds: 20, every: .milliseconds(50)) {
+                recording.all.dropFirst(12).contains { $0 == "WATCHDOG=1" }
+            }
             daemon.signal(SIGTERM)
-            _ = try await socket.waitFor("STOPPING=1")
+            try await waitUntil("STOPPING=1 on the notify socket", seconds: 60, every: .milliseconds(50)) { recording.saw("STOPPING=1") }
             #expect(try await daemon.waitForExit() == 0)
             #expect(daemon.logText.contains("watchdog ping failed"), "the dropped pings were not reported:\n\(daemon.logText)")
         }

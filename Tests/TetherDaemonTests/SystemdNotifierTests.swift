@@ -56,6 +56,37 @@ final class NotifySocket: @unchecked Sendable {
         _ = try await onOwnThread("notify-socket") { (0..<count).compactMap { _ in self.receive() } }
     }
 
+    /// Reads every datagram as it comes, on a thread of its own, until `stop`. For a daemon that pings every 50 ms:
+    /// a reader that pauses between waits lets the ten-datagram queue fill, and the daemon then rightly drops what
+    /// it sends next (a CI run lost STOPPING=1 so, in the half second between seeing a ping and SIGTERM).
+    final class Recording: Sendable {
+        private let messages = Mutex<[String]>([])
+        private let stopped = Atomic<Bool>(false)
+
+        fileprivate init(_ socket: NotifySocket) {
+            let thread = Thread { [self] in
+                while !stopped.load(ordering: .relaxed) {
+                    if let message = socket.receive() { messages.withLock { $0.append(message) } }
+                }
+            }
+            thread.name = "notify-socket-recording"
+            thread.start()
+        }
+
+        /// Whether a datagram read so far carries `assignment`.
+        func saw(_ assignment: String) -> Bool {
+            messages.withLock { $0.contains { $0.split(separator: "\n").contains(Substring(assignment)) } }
+        }
+
+        var all: [String] { messages.withLock { $0 } }
+
+        /// Ends the reading within a second (the receive timeout).
+        func stop() { stopped.store(true, ordering: .relaxed) }
+    }
+
+    /// Starts reading continuously; the recording holds the socket until it is stopped.
+    func record() -> Recording { Recording(self) }
+
     private func blockingWaitFor(_ assignment: String, timeout: Duration) throws -> [String] {
         var seen: [String] = []
         let deadline = ContinuousClock.now + timeout
