@@ -78,6 +78,8 @@ extension Gateway {
     /// connection to one session per kind. A session that cannot set its kind up abandons the link: disconnect, and
     /// the supervisor retries under its rules. A device with no primary kind is unsupported and let go.
     func startLink(_ address: String) {
+        // Gateway+Holds rule 1: a held device's links are its holder's; `release` sets the current one up.
+        guard holds[address] == nil else { return markDirty(address) }
         nextLinkNumber += 1
         let number = nextLinkNumber
         let device = adapter.device(address: address)
@@ -108,7 +110,7 @@ extension Gateway {
             } catch {
                 await driver.abandonLink(address, reason: "link set-up failed: \(error)")
             }
-            await self.linkSetupFinished(address, number: number)
+            self.linkSetupFinished(address, number: number)
         }
         linkSetupNumbers[address] = number
     }

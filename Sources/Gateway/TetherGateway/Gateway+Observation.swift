@@ -83,6 +83,7 @@ extension Gateway {
         device.state = GatewayDevice.State(statuses[address]?.phase, linkIsUp: linkIsUp)
         if let status = statuses[address] { device.attempts = status.attempts }
         device.lastError = unsupported[address] ?? lastErrors[address] ?? bondsLost[address]
+        device.heldFor = holds[address]?.purpose
         if let seen = seen[address] {
             device.name = seen.name
             device.rssi = seen.rssi

@@ -66,6 +66,9 @@ public actor Gateway {
     var shuttingDown = false
     var pairingDiscovery = false
     var scanResultsByAddress: [String: ScanResult] = [:]
+    /// Devices lent to an exclusive user (`Gateway+Holds.swift`): no session gets their links meanwhile.
+    var holds: [String: DeviceHold] = [:]
+    var nextHoldNumber: UInt64 = 0
     var dirty: Set<String> = []
     var published: [String: GatewayDevice] = [:]
     var changeSubscribers: [UInt64: AsyncStream<GatewayDevice>.Continuation] = [:]

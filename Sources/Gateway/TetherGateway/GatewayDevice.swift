@@ -52,6 +52,8 @@ public struct GatewayDevice: Hashable, Sendable {
     public var mtu: Int?
     /// Reconnections after a link was established (drops, reboots, bluetoothd restarts).
     public var linksEstablished: UInt64
+    /// What holds the device, its sessions set aside (a firmware update): `Gateway.hold`.
+    public var heldFor: String?
 
     public init(address: String) {
         self.address = address

@@ -117,6 +117,8 @@ enum SimulatorControl {
                             "connect_calls": .uint32(UInt32(clamping: await device.connectCalls)),
                             "disconnect_calls": .uint32(UInt32(clamping: await device.disconnectCalls)),
                             "start_notify_calls": .uint32(UInt32(clamping: await device.startNotifyCalls)),
+                            // A central subscribed to the Tether TX characteristic (StartNotify or AcquireNotify).
+                            "tx_subscribed": .bool(await device.isNotifying(.tx) ? true : await device.isNotifyAcquired(.tx)),
                             "removals": .uint32(UInt32(clamping: await device.removals)),
                             // Health devices: values sent (notifications and indications) and records in memory.
                             "health_values_sent": .uint32(UInt32(clamping: await device.healthTransmissions.count)),
