@@ -126,6 +126,7 @@ let gateway: [Target] = [
         name: "TetherDaemon",
         dependencies: [
             "ControlContract", "DBus", "TetherStore", "LinkProtocol", "TetherSettings", "TetherPrimitives", "TetherGateway", "TetherSync", "HealthProfiles",
+            "TetherFirmware", "MCUbootImage", "SMP", crypto,
             .product(name: "TOMLKit", package: "TOMLKit"), logging,
             .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             serviceLifecycle, .product(name: "UnixSignals", package: "swift-service-lifecycle"), hummingbird, argumentParser,
@@ -323,6 +324,8 @@ let tests: [Target] = [
         dependencies: [
             "TetherGateway", "BlueZTestSupport", "BlueZSimulator", "BlueZ", "DBus", "TetherStore", "LinkProtocol", "TetherSettings",
             "ConnectionSupervisor", "TetherDeviceModel", "TetherPrimitives", "TetherTestSupport", "HealthProfiles", "HealthDeviceModel",
+            // FirmwareUpdateRunnerTests: tetherd's update through this target's GatewayHarness.
+            "TetherDaemon", "TetherFirmware", "MCUbootImage", "SMPDeviceModel",
         ]
     ),
     .testTarget(
