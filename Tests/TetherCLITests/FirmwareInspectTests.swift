@@ -75,7 +75,7 @@ struct FirmwareInspectTests {
         // No such key directory, and the default one named when --keys is left out.
         let noKeys = try await TetherProcess.run(["firmware", "inspect", Self.fixture("unsigned.img"), "--keys", "/nonexistent/keys"])
         #expect(noKeys.status == 2 && noKeys.standardError.contains("/nonexistent/keys does not exist"), "\(noKeys.standardError)")
-        if !FileManager.default.fileExists(atPath: KeyDirectory.defaultPath) {
+        if !FileManager.default.fileExists(atPath: "/etc/tether/firmware-keys") {
             let noDefault = try await TetherProcess.run(["firmware", "inspect", Self.fixture("unsigned.img")])
             #expect(noDefault.status == 2 && noDefault.standardError.contains("/etc/tether/firmware-keys"), "\(noDefault.standardError)")
             #expect(noDefault.standardError.contains("--keys DIR"))

@@ -42,6 +42,7 @@ struct HelpSnapshotTests {
         ("tether-firmware", FirmwareCommand.self),
         ("tether-firmware-inspect", FirmwareCommand.Inspect.self),
         ("tether-firmware-update", FirmwareCommand.Update.self),
+        ("tether-firmware-updates", FirmwareCommand.Updates.self),
         ("tether-firmware-list", FirmwareCommand.List.self),
         ("tether-firmware-echo", FirmwareCommand.Echo.self),
         ("tether-firmware-test", FirmwareCommand.Test.self),

@@ -726,13 +726,13 @@ _tether_firmware() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    inspect|update|list|echo|test|confirm|reset|erase)
+    inspect|update|updates|list|echo|test|confirm|reset|erase)
         # Offer subcommand argument completions
         "_tether_firmware_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'inspect update list echo test confirm reset erase' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'inspect update updates list echo test confirm reset erase' -- "${cur}"))
         ;;
     esac
 }
@@ -756,11 +756,14 @@ _tether_firmware_update() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 --leave-in-test --json -h --help)
     repeating_options=(--udp)
-    non_repeating_options=(--keys --prove-for --max-failures)
-    __tether_offer_flags_options 1
+    non_repeating_options=(--bus --keys --prove-for --max-failures)
+    __tether_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
+    '--bus')
+        return
+        ;;
     '--udp')
         return
         ;;
@@ -771,6 +774,24 @@ _tether_firmware_update() {
         return
         ;;
     '--max-failures')
+        return
+        ;;
+    esac
+}
+
+_tether_firmware_updates() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--bus --limit)
+    __tether_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--bus')
+        return
+        ;;
+    '--limit')
         return
         ;;
     esac

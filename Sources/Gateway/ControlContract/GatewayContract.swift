@@ -52,6 +52,8 @@ public enum GatewayMethod: String, Sendable, CaseIterable {
     case deleteHealthSample = "DeleteHealthSample"
     case correctHealthSample = "CorrectHealthSample"
     case listHealthDeletions = "ListHealthDeletions"
+    case updateFirmware = "UpdateFirmware"
+    case listFirmwareUpdates = "ListFirmwareUpdates"
 }
 
 /// The signals of `io.tether.Gateway1`.
@@ -60,4 +62,6 @@ public enum GatewaySignal: String, Sendable {
     case scanResult = "ScanResult"
     case syncFinished = "SyncFinished"
     case healthReading = "HealthReading"
+    case firmwareProgress = "FirmwareProgress"
+    case firmwareUpdateFinished = "FirmwareUpdateFinished"
 }

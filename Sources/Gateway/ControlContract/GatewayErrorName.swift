@@ -1,6 +1,8 @@
 /// control-api.md, Errors: the names after `io.tether.Gateway1.Error.`.
 public enum GatewayErrorName: Sendable, Hashable {
     case unknownDevice, unknownSample, invalidArgument, notPermitted, busy, pairingFailed, promptCanceled, storageFailed, unavailable
+    /// A firmware image that does not verify against tetherd's trusted keys: nothing was sent.
+    case imageRefused
     /// A name added to the contract after this client was built.
     case unknown(String)
 
@@ -15,6 +17,7 @@ public enum GatewayErrorName: Sendable, Hashable {
         case "PromptCanceled": self = .promptCanceled
         case "StorageFailed": self = .storageFailed
         case "Unavailable": self = .unavailable
+        case "ImageRefused": self = .imageRefused
         default: return nil
         }
     }
@@ -30,6 +33,7 @@ public enum GatewayErrorName: Sendable, Hashable {
         case .promptCanceled: "PromptCanceled"
         case .storageFailed: "StorageFailed"
         case .unavailable: "Unavailable"
+        case .imageRefused: "ImageRefused"
         case .unknown(let name): name
         }
     }

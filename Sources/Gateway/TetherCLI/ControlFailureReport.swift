@@ -51,7 +51,7 @@ struct ControlFailureReport: Equatable {
             switch name {
             case .unknownDevice, .unknownSample: code = TetherExitCode.notFound
             case .invalidArgument: code = TetherExitCode.badInput
-            case .notPermitted, .busy, .pairingFailed, .promptCanceled, .storageFailed, .unavailable, .unknown:
+            case .notPermitted, .busy, .pairingFailed, .promptCanceled, .storageFailed, .unavailable, .imageRefused, .unknown:
                 code = TetherExitCode.operationFailed
             }
         case .other(let name, let text):

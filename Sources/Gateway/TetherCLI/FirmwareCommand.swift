@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MCUbootImage
+import TetherFirmware
 
 /// `tether firmware`: MCUboot firmware images and, later, the updates tetherd runs (issue 16). `inspect` works
 /// offline; `list`, `echo`, `test`, `confirm`, `reset` and `erase` talk to a device over SMP's UDP transport
@@ -9,7 +10,7 @@ struct FirmwareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "firmware",
         abstract: "Check MCUboot firmware images, and manage the images on a device reached over UDP.",
-        subcommands: [Inspect.self, Update.self, List.self, Echo.self, Test.self, Confirm.self, Reset.self, Erase.self])
+        subcommands: [Inspect.self, Update.self, Updates.self, List.self, Echo.self, Test.self, Confirm.self, Reset.self, Erase.self])
 
     /// `tether firmware inspect IMAGE [--keys DIR] [--json]`.
     struct Inspect: ParsableCommand {
@@ -24,7 +25,7 @@ struct FirmwareCommand: ParsableCommand {
 
                 Trusted keys: every file in DIR is one public key, PEM or DER (what `imgtool getpub -e pem` or \
                 `-e raw` writes); a private key or any other file there is an error. Without --keys, \
-                \(KeyDirectory.defaultPath) is read; tetherd's configuration will name the directory once \
+                \(TrustedKeyDirectory.defaultPath) is read; tetherd's configuration will name the directory once \
                 updates run in the daemon.
 
                 Exit status: 0 the image verifies against a trusted key; 1 the image is refused; 2 usage: the \
@@ -34,7 +35,7 @@ struct FirmwareCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The image file (imgtool's signed .bin).", valueName: "image"))
         var image: String
 
-        @Option(help: ArgumentHelp("Directory of trusted public keys (default \(KeyDirectory.defaultPath)).", valueName: "dir"))
+        @Option(help: ArgumentHelp("Directory of trusted public keys (default \(TrustedKeyDirectory.defaultPath)).", valueName: "dir"))
         var keys: String?
 
         @Flag(help: "Print the verdict as one JSON object.")
@@ -63,7 +64,7 @@ func readImageAndKeys(image: String, keys: String?) throws -> (bytes: [UInt8], t
         throw firmwareFailure("cannot read \(image): \(error.localizedDescription)", TetherExitCode.badInput)
     }
     do {
-        return (bytes, try KeyDirectory.load(keys ?? KeyDirectory.defaultPath))
+        return (bytes, try TrustedKeyDirectory.load(keys ?? TrustedKeyDirectory.defaultPath))
     } catch {
         let hint = keys == nil ? " (name the trusted-key directory with --keys DIR)" : ""
         throw firmwareFailure("\(error)\(hint)", TetherExitCode.badInput)
@@ -75,41 +76,3 @@ func firmwareFailure(_ message: String, _ code: ExitCode) -> ExitCode {
     return code
 }
 
-/// The trusted-key directory, read at the edge: the core only sees the keys' bytes.
-enum KeyDirectory {
-    static let defaultPath = "/etc/tether/firmware-keys"
-
-    struct LoadError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Every regular file in `path` (hidden files skipped), in name order, as one trusted key each.
-    static func load(_ path: String) throws -> TrustedKeys {
-        let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        guard manager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw LoadError(description: "trusted-key directory \(path) does not exist or is not a directory")
-        }
-        let names: [String]
-        do {
-            names = try manager.contentsOfDirectory(atPath: path).filter { !$0.hasPrefix(".") }.sorted()
-        } catch {
-            throw LoadError(description: "cannot list \(path): \(error.localizedDescription)")
-        }
-        var keys: [TrustedKey] = []
-        for name in names {
-            let file = (path as NSString).appendingPathComponent(name)
-            guard manager.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
-            guard let data = manager.contents(atPath: file) else {
-                throw LoadError(description: "cannot read \(file)")
-            }
-            do {
-                keys.append(try TrustedKey(name: name, contents: Array(data)))
-            } catch {
-                throw LoadError(description: "\(file) is \(error)")
-            }
-        }
-        guard !keys.isEmpty else { throw LoadError(description: "trusted-key directory \(path) holds no keys") }
-        return TrustedKeys(keys)
-    }
-}

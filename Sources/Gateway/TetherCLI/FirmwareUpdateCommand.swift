@@ -5,39 +5,52 @@ import SMP
 import TetherFirmware
 
 extension FirmwareCommand {
-    /// `tether firmware update --udp HOST:PORT [--udp HOST:PORT ...] IMAGE [--keys DIR] [--leave-in-test]
-    /// [--max-failures N] [--json]`.
-    struct Update: ParsableCommand {
+    /// `tether firmware update DEVICE... IMAGE` through tetherd, or `tether firmware update --udp HOST:PORT
+    /// [--udp HOST:PORT ...] IMAGE` directly; `[--keys DIR] [--leave-in-test] [--prove-for S] [--max-failures N] [--json]`.
+    struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "update",
-            abstract: "Verify, upload, test, reset and confirm a firmware image on devices reached over UDP.",
+            abstract: "Verify, upload, test, reset and confirm a firmware image on devices (through tetherd, or over UDP).",
             discussion: """
-                IMAGE is verified against the trusted keys first (as `inspect` does); an image that does not verify \
-                is refused before anything is sent. Then it is uploaded (up to buf_count - 1 requests in flight), \
-                marked for test, and the device is reset. Once the device answers again its running image is read: \
-                only when that is the new image, by its SHA256 TLV hash, is it confirmed.
+                Name devices tetherd serves (serial or address), then the image: tetherd verifies it against its own \
+                trusted keys ([firmware] trusted_keys) and refuses one that does not verify before anything is sent; \
+                it takes the device from its normal session for the update and gives it back after. The update runs \
+                in tetherd: if this command is interrupted, the update goes on (`tether firmware updates` shows it).
 
-                Name several devices with --udp again and again: they are updated one after another, each line \
-                (and each JSON object, as "device") says which, and a summary ends the run. After --max-failures \
-                devices failed or reverted, the rest are not touched.
+                With --udp the devices are reached over the network instead, without tetherd, and IMAGE is verified \
+                here against --keys.
+
+                Either way: the image is uploaded (up to buf_count - 1 requests in flight), marked for test, and the \
+                device is reset. Once the device answers again its running image is read: only when that is the new \
+                image, by its SHA256 TLV hash, and it kept running for --prove-for seconds, is it confirmed.
+
+                Several devices are updated one after another, each line (and each JSON object, as "device") says \
+                which, and a summary ends the run. After --max-failures devices failed or reverted, the rest are not \
+                touched.
 
                 Exit status: 0 the new image runs on every device (confirmed, or on test with --leave-in-test); 1 \
                 the image was refused (before any device was reached), or a device failed or stopped answering; 2 \
                 usage; 6 devices came back on their old image (reverts) and none failed otherwise.
                 """)
 
+        @OptionGroup var connection: BusOptions
+
         @Option(
             name: .customLong("udp"),
             help: ArgumentHelp("A device's SMP UDP address (port 1337 when omitted); repeat for several.", valueName: "host:port"))
         var udp: [String] = []
 
-        @Flag(name: .customLong("smp-v1"), help: "Speak the original SMP (v1) instead of SMP v2.")
+        @Flag(name: .customLong("smp-v1"), help: "Speak the original SMP (v1) instead of SMP v2 (with --udp).")
         var smpV1 = false
 
-        @Argument(help: ArgumentHelp("The image file (imgtool's signed .bin).", valueName: "image"))
-        var image: String
+        @Argument(
+            help: ArgumentHelp(
+                "The devices tetherd updates (serial or address), then the image (imgtool's signed .bin); with --udp, the image alone.",
+                valueName: "device... image"))
+        var operands: [String] = []
 
-        @Option(help: ArgumentHelp("Directory of trusted public keys (default \(KeyDirectory.defaultPath)).", valueName: "dir"))
+        @Option(
+            help: ArgumentHelp("Directory of trusted public keys, with --udp (default \(TrustedKeyDirectory.defaultPath)).", valueName: "dir"))
         var keys: String?
 
         @Flag(help: "Leave the new image on test: MCUboot reverts it at the next reset unless it is confirmed.")
@@ -54,8 +67,17 @@ extension FirmwareCommand {
         @Flag(help: "Print each step as one JSON object per line.")
         var json = false
 
+        var image: String { operands.last ?? "" }
+
         func validate() throws {
-            guard !udp.isEmpty else { throw ValidationError("Name a device with --udp HOST:PORT (repeat it for several).") }
+            if udp.isEmpty {
+                guard operands.count >= 2 else {
+                    throw ValidationError("Name the devices and then the image (tether firmware update DEVICE IMAGE), or a device with --udp HOST:PORT.")
+                }
+                guard keys == nil else { throw ValidationError("--keys is for --udp; tetherd verifies with its own [firmware] trusted_keys.") }
+            } else {
+                guard operands.count == 1 else { throw ValidationError("With --udp, name only the image (the devices are the --udp addresses).") }
+            }
             for address in udp where UDPTarget(parsing: address) == nil {
                 throw ValidationError("--udp wants HOST:PORT, [IPv6]:PORT or HOST, not '\(address)'.")
             }
@@ -63,7 +85,15 @@ extension FirmwareCommand {
             guard (0...3600).contains(proveFor) else { throw ValidationError("--prove-for must be 0 to 3600 seconds.") }
         }
 
-        func run() throws {
+        func run() async throws {
+            if udp.isEmpty {
+                try await FirmwareDaemonUpdate(command: self).run()
+            } else {
+                try runOverUDP()
+            }
+        }
+
+        private func runOverUDP() throws {
             let targets = udp.compactMap(UDPTarget.init(parsing:))
             let (bytes, trusted) = try readImageAndKeys(image: image, keys: keys)
             let update = FirmwareUDPUpdate(image: bytes, trustedKeys: trusted)

@@ -139,6 +139,19 @@ public final class GatewayClient: Sendable {
         try records(from: try await call(.backfill, [.string(device)], timeout: timeout), method: .backfill)
     }
 
+    /// control-api.md: `UpdateFirmware(s device, h image, a{sv} options)` answers once the update is verified,
+    /// journaled and its device held; `FirmwareProgress` and `FirmwareUpdateFinished` follow it. `image` is an open
+    /// file the daemon reads through its descriptor (the caller keeps ownership and closes it).
+    public func updateFirmware(device: String, image: OwnedFileDescriptor, options: [String: DBusValue]) async throws -> GatewayRecord {
+        let reply = try await call(.updateFirmware, [.string(device), .unixFD(image), .variantDictionary(options)])
+        return try record(from: reply, method: .updateFirmware)
+    }
+
+    /// The latest `limit` firmware updates tetherd made (0: its default), of one device unless `device` is empty.
+    public func firmwareUpdates(device: String, limit: UInt32) async throws -> [GatewayRecord] {
+        try records(from: try await call(.listFirmwareUpdates, [.string(device), .uint32(limit)]), method: .listFirmwareUpdates)
+    }
+
     // MARK: Signals
 
     /// Subscribes to one of the daemon's signals; returns once the bus delivers them.

@@ -40,6 +40,8 @@ public struct GatewayRecord: Sendable, Hashable {
         }
     }
 
+    public func double(_ key: String) -> Double? { fields[key]?.unwrappingVariants.doubleValue }
+
     /// The keys in sorted order, for stable output.
     public var sortedKeys: [String] { fields.keys.sorted() }
 }

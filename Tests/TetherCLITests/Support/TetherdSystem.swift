@@ -55,6 +55,10 @@ final class TetherdSystem: @unchecked Sendable {
 
     private(set) var serverAddress = ""
 
+    /// The committed imgtool images and keys (Tests/MCUbootImageTests/make-images.sh): tetherd trusts `trusted/`.
+    static let firmwareFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("MCUbootImageTests/Fixtures").path
+
     private func startDaemon() async throws {
         let configuration = """
             [gateway]
@@ -70,6 +74,9 @@ final class TetherdSystem: @unchecked Sendable {
             server_url = "http://\(serverAddress)"
             token_file = "\(directory)/sync.token"
             interval = "1s"
+
+            [firmware]
+            trusted_keys = "\(Self.firmwareFixtures)/trusted"
 
             [control]
             bus = "\(bus.address)"

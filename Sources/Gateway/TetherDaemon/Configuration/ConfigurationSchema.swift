@@ -113,6 +113,11 @@ enum ConfigurationSchema {
                 return nil
             },
         ]),
+        ("firmware", [
+            Key(name: "trusted_keys") { config, value in
+                path(value) { config.firmware.trustedKeys = $0 }
+            },
+        ]),
         ("control", [
             Key(name: "bus") { config, value in
                 bus(value) { config.control.bus = $0 }

@@ -87,6 +87,13 @@ public struct DaemonConfiguration: Hashable, Sendable {
         public var bus = Bus.system
     }
 
+    /// Firmware updates tetherd makes (issue 16; docs/design/ota.md).
+    public struct Firmware: Hashable, Sendable {
+        /// The directory of public keys an image must be signed by (PEM or DER, one per file). Read at each update,
+        /// so a key added or revoked counts from the next one.
+        public var trustedKeys = "/etc/tether/firmware-keys"
+    }
+
     public struct Metrics: Hashable, Sendable {
         public var enabled = true
         /// Loopback only: the endpoint has no authentication.
@@ -115,6 +122,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var bluetooth = Bluetooth()
     public var health = Health()
     public var sync = Sync()
+    public var firmware = Firmware()
     public var control = Control()
     public var metrics = Metrics()
     public var log = Log()

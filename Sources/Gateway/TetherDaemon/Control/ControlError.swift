@@ -19,6 +19,7 @@ enum ControlError {
     static func pairingFailed(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.pairingFailed.rawValue, message: message) }
     static func promptCanceled(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.promptCanceled.rawValue, message: message) }
     static func storageFailed(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.storageFailed.rawValue, message: message) }
+    static func imageRefused(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.imageRefused.rawValue, message: message) }
     static func unavailable(_ message: String) -> DBusError { DBusError(name: prefix + GatewayErrorName.unavailable.rawValue, message: message) }
 
     /// The one mapping from store errors to control errors.

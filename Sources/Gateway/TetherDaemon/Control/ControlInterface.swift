@@ -114,12 +114,31 @@ enum ControlInterface {
                 ) { call in
                     [try control.listHealthProjections(device: try string(call, 0))]
                 },
+                DBusMethod(
+                    GatewayMethod.updateFirmware.rawValue,
+                    inputs: [DBusArgument("device", "s"), DBusArgument("image", "h"), DBusArgument("options", "a{sv}")],
+                    outputs: [DBusArgument("update", "a{sv}")]
+                ) { call in
+                    guard call.arguments.count > 1, let image = call.arguments[1].fileDescriptorValue else {
+                        throw ControlError.invalidArgument("image must be a file descriptor")
+                    }
+                    defer { image.close() }
+                    return [try await control.updateFirmware(device: try string(call, 0), image: image, options: try dictionary(call, 2))]
+                },
+                DBusMethod(
+                    GatewayMethod.listFirmwareUpdates.rawValue, inputs: [DBusArgument("device", "s"), DBusArgument("limit", "u")],
+                    outputs: [DBusArgument("updates", "aa{sv}")]
+                ) { call in
+                    [try control.listFirmwareUpdates(device: try string(call, 0), limit: call.arguments[1].uint32Value ?? 0)]
+                },
             ],
             signals: [
                 DBusSignalDeclaration("DeviceChanged", arguments: [DBusArgument("device", "a{sv}")]),
                 DBusSignalDeclaration("ScanResult", arguments: [DBusArgument("result", "a{sv}")]),
                 DBusSignalDeclaration("SyncFinished", arguments: [DBusArgument("summary", "a{sv}")]),
                 DBusSignalDeclaration("HealthReading", arguments: [DBusArgument("reading", "a{sv}")]),
+                DBusSignalDeclaration("FirmwareProgress", arguments: [DBusArgument("progress", "a{sv}")]),
+                DBusSignalDeclaration("FirmwareUpdateFinished", arguments: [DBusArgument("update", "a{sv}")]),
             ])
     }
 

@@ -69,6 +69,7 @@ enum ControlRecords {
             "state": .string(gateway?.state.rawValue ?? "idle"),
             "attempts": .uint32(UInt32(clamping: gateway?.attempts ?? 0)),
             "last_error": gateway?.lastError.map { .string($0) },
+            "held_for": gateway?.heldFor.map { .string($0) },
             "last_seen_at": (gateway?.lastSeenAt?.nanoseconds ?? record?.lastSeenAt).map { .int64($0) },
             "rssi": gateway?.rssi.map { .int16($0) },
             "firmware": (gateway?.firmware ?? record?.firmwareVersion).map { .string($0) },

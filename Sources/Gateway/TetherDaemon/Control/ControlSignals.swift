@@ -13,6 +13,9 @@ public struct ControlSignals: Sendable {
     func syncFinished(_ finished: SyncFinished) { emit(GatewaySignal.syncFinished.rawValue, ControlRecords.syncFinished(finished)) }
     func healthReading(_ reading: HealthLiveReading) { emit(GatewaySignal.healthReading.rawValue, ControlRecords.healthReading(reading)) }
 
+    func firmwareProgress(_ progress: DBusValue) { emit(GatewaySignal.firmwareProgress.rawValue, progress) }
+    func firmwareUpdateFinished(_ update: DBusValue) { emit(GatewaySignal.firmwareUpdateFinished.rawValue, update) }
+
     private func emit(_ member: String, _ value: DBusValue) {
         // A signal that cannot be sent (the bus is going away) is not worth failing anything for.
         try? connection.emitSignal(path: ControlInterface.path, interface: ControlInterface.name, member: member, arguments: [value])

@@ -16,13 +16,36 @@ public final class GatewayControl: Sendable {
     let gateway: Gateway?
     let sync: SyncService<ContinuousClock>?
     let logger: Logger
+    /// Firmware updates (nil without the gateway's Bluetooth session).
+    let firmware: FirmwareUpdates?
 
-    public init(store: StoreQueries, state: DaemonState, gateway: Gateway?, sync: SyncService<ContinuousClock>?, logger: Logger) {
+    init(
+        store: StoreQueries, state: DaemonState, gateway: Gateway?, sync: SyncService<ContinuousClock>?, logger: Logger,
+        firmware: FirmwareUpdates? = nil
+    ) {
         self.store = store
         self.state = state
         self.gateway = gateway
         self.sync = sync
         self.logger = logger
+        self.firmware = firmware
+    }
+
+    // MARK: Firmware updates
+
+    func updateFirmware(device: String, image: OwnedFileDescriptor, options: [String: DBusValue]) async throws -> DBusValue {
+        try await requireFirmware().start(device: device, image: image, options: options)
+    }
+
+    func listFirmwareUpdates(device: String, limit: UInt32) throws -> DBusValue {
+        try requireFirmware().list(device: device, limit: limit)
+    }
+
+    private func requireFirmware() throws(DBusError) -> FirmwareUpdates {
+        guard let firmware else {
+            throw ControlError.unavailable("tetherd runs without its Bluetooth session; firmware updates need it")
+        }
+        return firmware
     }
 
     // MARK: Status and devices

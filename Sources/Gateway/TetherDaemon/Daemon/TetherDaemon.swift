@@ -136,7 +136,12 @@ public struct TetherDaemon: Sendable {
         let systemd = SystemdService(notifier: notifier, logger: logger) { health.verdict.healthy }
         let controlLogger = makeLogger("tetherd.control")
         let onReady = options.onReady
-        let control = GatewayControl(store: store, state: state, gateway: gateway, sync: sync, logger: controlLogger)
+        let firmware = FirmwareUpdates(
+            runner: FirmwareUpdateRunner(gateway: gateway, journal: FirmwareUpdateJournal(database: database)),
+            trustedKeys: configuration.firmware.trustedKeys,
+            imageDirectory: (configuration.gateway.stateDirectory as NSString).appendingPathComponent("firmware"),
+            hub: hub, logger: makeLogger("tetherd.firmware"))
+        let control = GatewayControl(store: store, state: state, gateway: gateway, sync: sync, logger: controlLogger, firmware: firmware)
         services.append(ControlService(
             bus: Self.busAddress(configuration.control.bus), health: health, logger: controlLogger,
             makeControl: { _ in control },

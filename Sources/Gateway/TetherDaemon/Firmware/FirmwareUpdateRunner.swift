@@ -58,11 +58,28 @@ public struct FirmwareUpdateRunner: Sendable {
         }
     }
 
-    /// Rules 1–5. `observe` hears the procedure's events as they happen.
+    /// An update past rules 1–3: verified, journaled, its device held. `complete` carries it out.
+    public struct Started: Sendable {
+        public let record: FirmwareUpdateRecord
+        public let hold: DeviceHold
+        public let options: FirmwareUpdateProcedure.Options
+        let image: [UInt8]
+        let verdict: ImageVerdict
+    }
+
+    /// Rules 1–5 in one call. `observe` hears the procedure's events as they happen.
     public func run(
         device: String, image: [UInt8], imagePath: String, trustedKeys: TrustedKeys, options: FirmwareUpdateProcedure.Options,
         observe: @Sendable (FirmwareUpdateProcedure.Event) -> Void = { _ in }
     ) async throws(Failure) -> (record: FirmwareUpdateRecord, outcome: FirmwareUpdateProcedure.Outcome) {
+        let started = try await start(device: device, image: image, imagePath: imagePath, trustedKeys: trustedKeys, options: options)
+        return try await complete(started, observe: observe)
+    }
+
+    /// Rules 1–3: what can be refused at once (for the control API to answer before the update runs).
+    public func start(
+        device: String, image: [UInt8], imagePath: String, trustedKeys: TrustedKeys, options: FirmwareUpdateProcedure.Options
+    ) async throws(Failure) -> Started {
         let verdict = ImageVerifier.inspect(image, trustedKeys: trustedKeys)
         guard verdict.isVerified, let parsed = verdict.image, let hash = verdict.computedHash else { throw .refused(verdict.refusal) }
         var random = SystemRandomNumberGenerator()
@@ -79,16 +96,24 @@ public struct FirmwareUpdateRunner: Sendable {
         } catch {
             throw .store(StoreError(error))
         }
-        let hold: DeviceHold
         do {
-            hold = try await gateway.hold(record.address, for: "firmware update \(record.uid)")
+            let hold = try await gateway.hold(record.address, for: "firmware update \(record.uid)")
+            return Started(record: record, hold: hold, options: options, image: image, verdict: verdict)
         } catch {
             finish(record.uid, .failed, message: "\(error)")
             if case .busy(let reason) = error { throw .busy(reason) }
             throw .gateway(error)
         }
-        let result = await procedure(record, hold: hold, image: image, verdict: verdict, options: options, observe: observe)
-        await gateway.release(hold)
+    }
+
+    /// Rules 4 and 5, then the device is released.
+    public func complete(
+        _ started: Started, observe: @Sendable (FirmwareUpdateProcedure.Event) -> Void = { _ in }
+    ) async throws(Failure) -> (record: FirmwareUpdateRecord, outcome: FirmwareUpdateProcedure.Outcome) {
+        let record = started.record
+        let result = await procedure(
+            record, hold: started.hold, image: started.image, verdict: started.verdict, options: started.options, observe: observe)
+        await gateway.release(started.hold)
         switch result {
         case .success(let outcome):
             let finished = finish(record.uid, Self.journalOutcome(outcome), message: nil) ?? record

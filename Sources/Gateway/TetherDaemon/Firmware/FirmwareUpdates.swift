@@ -1,0 +1,195 @@
+import Crypto
+import DBus
+import Foundation
+import Logging
+import MCUbootImage
+import SMP
+import Synchronization
+import TetherFirmware
+import TetherGateway
+import TetherStore
+
+/// The control API's firmware updates (docs/specs/control-api.md, "Firmware updates"): `UpdateFirmware` answers once
+/// the update is verified, journaled and its device held (FirmwareUpdateRunner rules 1–3), and the update goes on in
+/// tetherd whoever is listening: `FirmwareProgress` signals while it runs, one `FirmwareUpdateFinished` at its end.
+///
+///  1. The image comes as a file descriptor, so tetherd (least privilege) reads what the technician's `tether` could
+///     open; it must be a regular file (a read of one cannot hang the control API) of at most `maximumImageBytes`.
+///  2. tetherd keeps its own copy, owner-only, named by the image's SHA-256, before the update starts: the journal
+///     names it, for the resume after a restart.
+///  3. The trusted keys are read at each update (`[firmware] trusted_keys`): a key added or removed counts from the
+///     next update, without a restart.
+final class FirmwareUpdates: Sendable {
+    /// Rule 1: MCUboot slots on the devices Tether serves are at most a few hundred KiB; 16 MiB bounds a mistake.
+    static let maximumImageBytes = 16 << 20
+
+    let runner: FirmwareUpdateRunner
+    let trustedKeys: String
+    let imageDirectory: String
+    let hub: SignalHub
+    let logger: Logger
+    private let running = Mutex<[String: Task<Void, Never>]>([:])
+
+    init(runner: FirmwareUpdateRunner, trustedKeys: String, imageDirectory: String, hub: SignalHub, logger: Logger) {
+        self.runner = runner
+        self.trustedKeys = trustedKeys
+        self.imageDirectory = imageDirectory
+        self.hub = hub
+        self.logger = logger
+    }
+
+    func start(device: String, image descriptor: OwnedFileDescriptor, options: [String: DBusValue]) async throws(DBusError) -> DBusValue {
+        let procedureOptions = try Self.options(options)
+        let image = try Self.read(descriptor)
+        let keys: TrustedKeys
+        do {
+            keys = try TrustedKeyDirectory.load(trustedKeys)
+        } catch {
+            throw ControlError.unavailable("\(error); set [firmware] trusted_keys in tetherd's configuration")
+        }
+        // Rule 1 of the runner, first: an image that does not verify is not even copied.
+        let verdict = ImageVerifier.inspect(image, trustedKeys: keys)
+        guard verdict.isVerified else {
+            throw ControlError.imageRefused(FirmwareUpdateProcedure.Failure.refused(verdict.refusal).description)
+        }
+        let path = try keep(image)
+        let started: FirmwareUpdateRunner.Started
+        do {
+            started = try await runner.start(device: device, image: image, imagePath: path, trustedKeys: keys, options: procedureOptions)
+        } catch {
+            throw Self.controlError(error)
+        }
+        let uid = started.record.uid
+        logger.notice(
+            "firmware update started",
+            metadata: ["uid": "\(uid)", "device": "\(started.record.address)", "version": "\(started.record.imageVersion)"])
+        let (runner, hub, logger) = (runner, hub, logger)
+        let task = Task {
+            let address = started.record.address
+            let outcome: (record: FirmwareUpdateRecord, message: String?)
+            var running: String?
+            do {
+                let (record, ended) = try await runner.complete(started) { event in
+                    hub.current?.firmwareProgress(ControlRecords.firmwareProgress(uid: uid, device: address, event))
+                }
+                outcome = (record, nil)
+                switch ended {
+                case .confirmed(let version), .runningInTest(let version), .alreadyRunning(let version): running = version
+                }
+            } catch let error as FirmwareUpdateRunner.Failure {
+                var record = started.record
+                if case .update(let finished, _) = error { record = finished }
+                outcome = (record, error.description)
+            } catch {
+                outcome = (started.record, "\(error)")
+            }
+            logger.notice(
+                "firmware update finished",
+                metadata: ["uid": "\(uid)", "outcome": "\(outcome.record.outcome?.rawValue ?? "unknown")", "message": "\(outcome.message ?? "")"])
+            hub.current?.firmwareUpdateFinished(ControlRecords.firmwareUpdate(outcome.record, runningVersion: running))
+            self.finished(uid)
+        }
+        running.withLock { $0[uid] = task }
+        return ControlRecords.firmwareUpdate(started.record)
+    }
+
+    func list(device: String, limit: UInt32) throws(DBusError) -> DBusValue {
+        let address: String? = device.isEmpty ? nil : device.uppercased()
+        let records: [FirmwareUpdateRecord]
+        do {
+            records = try runner.journal.history(address: address, limit: limit == 0 ? 50 : Int(min(limit, 1000)))
+        } catch {
+            throw ControlError.from(error)
+        }
+        return ControlRecords.list(records.map { ControlRecords.firmwareUpdate($0) })
+    }
+
+    private func finished(_ uid: String) { _ = running.withLock { $0.removeValue(forKey: uid) } }
+
+    /// Rule 1.
+    static func read(_ descriptor: OwnedFileDescriptor) throws(DBusError) -> [UInt8] {
+        let result: Result<[UInt8], DBusError>? = descriptor.withDescriptor { fd in
+            var status = stat()
+            guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+                return .failure(ControlError.invalidArgument("the image must be a regular file"))
+            }
+            guard status.st_size > 0, status.st_size <= maximumImageBytes else {
+                return .failure(ControlError.invalidArgument("the image holds \(status.st_size) bytes; at most \(maximumImageBytes)"))
+            }
+            var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return .failure(ControlError.invalidArgument("cannot read the image: \(String(cString: strerror(errno)))")) }
+                offset += count
+            }
+            return .success(bytes)
+        }
+        guard let result else { throw ControlError.invalidArgument("the image's file descriptor is closed") }
+        return try result.get()
+    }
+
+    /// Rule 2: written whole, then renamed into place, owner-only.
+    private func keep(_ image: [UInt8]) throws(DBusError) -> String {
+        let name = SHA256Hex.of(image) + ".img"
+        let path = (imageDirectory as NSString).appendingPathComponent(name)
+        do {
+            try FileManager.default.createDirectory(atPath: imageDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            if FileManager.default.fileExists(atPath: path) { return path }
+            let partial = path + ".partial"
+            guard FileManager.default.createFile(atPath: partial, contents: Data(image), attributes: [.posixPermissions: 0o600]) else {
+                throw ControlError.storageFailed("cannot write \(partial)")
+            }
+            try FileManager.default.moveItem(atPath: partial, toPath: path)
+            return path
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            throw ControlError.storageFailed("cannot keep the image in \(imageDirectory): \(error.localizedDescription)")
+        }
+    }
+
+    static func options(_ options: [String: DBusValue]) throws(DBusError) -> FirmwareUpdateProcedure.Options {
+        var result = FirmwareUpdateProcedure.Options()
+        for (key, value) in options {
+            switch key {
+            case "leave_in_test":
+                guard let flag = value.boolValue else { throw ControlError.invalidArgument("leave_in_test must be a boolean") }
+                result.leaveInTest = flag
+            case "prove_for_ms":
+                guard let milliseconds = value.uint32Value, milliseconds <= 3_600_000 else {
+                    throw ControlError.invalidArgument("prove_for_ms must be 0 to 3600000")
+                }
+                result.proveFor = .milliseconds(milliseconds)
+            case "come_back_within_ms":
+                guard let milliseconds = value.uint32Value, (1_000...3_600_000).contains(milliseconds) else {
+                    throw ControlError.invalidArgument("come_back_within_ms must be 1000 to 3600000")
+                }
+                result.comeBackWithin = .milliseconds(milliseconds)
+            default:
+                throw ControlError.invalidArgument("unknown option \(key); known: leave_in_test, prove_for_ms, come_back_within_ms")
+            }
+        }
+        return result
+    }
+
+    static func controlError(_ error: FirmwareUpdateRunner.Failure) -> DBusError {
+        switch error {
+        case .refused: ControlError.imageRefused(error.description)
+        case .busy(let reason): ControlError.busy(reason)
+        case .gateway(.unknownDevice(let device)): ControlError.unknownDevice(device)
+        case .gateway(.notPermitted(let reason)): ControlError.notPermitted(reason)
+        case .gateway(let other): ControlError.unavailable(other.description)
+        case .store(let store): ControlError.from(store)
+        case .update: ControlError.unavailable(error.description)
+        }
+    }
+}
+
+/// The lowercase hex SHA-256 of some bytes (the kept image's name).
+enum SHA256Hex {
+    static func of(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+}

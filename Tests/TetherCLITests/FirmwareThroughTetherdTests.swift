@@ -1,0 +1,54 @@
+@testable import BlueZSimulator
+import Foundation
+import Testing
+
+/// `tether firmware update DEVICE IMAGE` and `tether firmware updates` against the built tetherd on a private bus, with
+/// tether-sim's device offering MCUmgr's SMP service beside its Tether link (factory image ed25519-hash.img, 1.2.3+4)
+/// and tetherd trusting the fixtures' `trusted/` keys.
+@Suite("tether firmware through tetherd", .serialized, .timeLimit(.minutes(6)))
+struct FirmwareThroughTetherdTests {
+    static func fixture(_ name: String) -> String { TetherdSystem.firmwareFixtures + "/" + name }
+
+    @Test("an untrusted image is refused with exit 1; a trusted one is uploaded, tested and confirmed, and the device given back")
+    func updateThroughTetherd() async throws {
+        var device = TetherdEndToEndTests.device(7, pairing: .justWorks)
+        device.smp = SMPServiceConfiguration(image: Self.fixture("ed25519-hash.img"))
+        let system = try await TetherdSystem.start(devices: [device])
+        do {
+            let paired = try await system.tether(["pair", "C0:54:45:00:10:07"])
+            #expect(paired.status == 0, "\(paired.standardError)")
+            func connected() async throws -> Bool {
+                try await system.eventually {
+                    let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
+                    return devices.contains { $0["serial"] as? String == "TE00000007" && $0["state"] as? String == "connected" }
+                }
+            }
+            try #require(try await connected(), "\(system.log("tetherd.log"))")
+
+            let refused = try await system.tether(["firmware", "update", "TE00000007", Self.fixture("untrusted-ed25519.img")])
+            #expect(refused.status == 1, "\(refused.standardError)")
+            #expect(refused.standardError.contains("refused the image before sending it"), "\(refused.standardError)")
+
+            let update = try await system.tether(
+                ["firmware", "update", "TE00000007", Self.fixture("ed25519-full-seccnt.img"), "--prove-for", "1", "--json"])
+            #expect(update.status == 0, "\(update.standardError)\n\(system.log("tetherd.log"))")
+            let lines = update.standardOutput.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let phases = lines.compactMap { $0["phase"] as? String }
+            #expect(phases.first == "verified" && phases.contains("upload") && phases.contains("reset") && phases.last == "confirmed", "\(phases)")
+            #expect(lines.last?["outcome"] as? String == "confirmed" && lines.last?["version"] as? String == "2.0.1.99", "\(lines)")
+
+            let history = try #require(try await system.json(["firmware", "updates"]) as? [[String: Any]])
+            #expect(history.count == 1, "\(history)")  // the refusal left no record: it was never started
+            #expect(history.first?["outcome"] as? String == "confirmed" && history.first?["phase"] as? String == "finished", "\(history)")
+            #expect(history.first?["address"] as? String == "C0:54:45:00:10:07")
+            // Given back: its link session has it again.
+            #expect(try await connected(), "\(system.log("tetherd.log"))")
+        } catch {
+            await system.stop()
+            throw error
+        }
+        await system.stop()
+    }
+}
