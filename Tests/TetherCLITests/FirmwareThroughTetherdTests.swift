@@ -51,4 +51,41 @@ struct FirmwareThroughTetherdTests {
         }
         await system.stop()
     }
+
+    @Test("an update cut by tetherd restarting is resumed by the new tetherd (attempt 2), and the CLI follows it to its end")
+    func resumesAfterARestart() async throws {
+        var device = TetherdEndToEndTests.device(8, pairing: .justWorks)
+        device.smp = SMPServiceConfiguration(image: Self.fixture("ed25519-hash.img"))
+        let system = try await TetherdSystem.start(devices: [device])
+        do {
+            #expect(try await system.tether(["pair", "C0:54:45:00:10:08"]).status == 0)
+            func latest() async throws -> [String: Any]? {
+                ((try? await system.json(["firmware", "updates"])) as? [[String: Any]])?.first
+            }
+            try #require(
+                try await system.eventually {
+                    let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
+                    return devices.contains { $0["serial"] as? String == "TE00000008" && $0["state"] as? String == "connected" }
+                }, "\(system.log("tetherd.log"))")
+            let cli = Task { try await system.tether(["firmware", "update", "TE00000008", Self.fixture("ed25519-full-seccnt.img"), "--prove-for", "15"]) }
+            try #require(try await system.eventually { try await latest()?["phase"] as? String == "proving" }, "\(system.log("tetherd.log"))")
+
+            try await system.restartDaemon()
+            let followed = try await cli.value
+            #expect(followed.status == 0, "\(followed.standardError)\n\(system.log(system.daemonLog))")
+            #expect(followed.standardOutput.contains("done: 2.0.1.99 runs, confirmed"), "\(followed.standardOutput)")
+            // The first tetherd left it unfinished, proving; the second resumed it and confirmed it.
+            let finished = try await system.eventually {
+                let update = try await latest()
+                return update?["outcome"] as? String == "confirmed" && update?["attempts"] as? Int == 2
+            }
+            let last = try await latest()
+            #expect(finished, "\(String(describing: last))\n\(system.log(system.daemonLog))")
+            #expect(system.log(system.daemonLog).contains("firmware update resumed"))
+        } catch {
+            await system.stop()
+            throw error
+        }
+        await system.stop()
+    }
 }

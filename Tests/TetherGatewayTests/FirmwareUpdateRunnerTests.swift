@@ -3,6 +3,7 @@ import BlueZTestSupport
 import DBus
 import Foundation
 import MCUbootImage
+import SMPDeviceModel
 import TetherDaemon
 import TetherFirmware
 import TetherGateway
@@ -83,6 +84,53 @@ import TetherTestSupport
             }
             #expect(try await harness.simulated.recordHits(address, 3) == 3)
             try await waitUntil("5 events stored", seconds: 60) { try harness.storage.consumption.eventCount(serial: serial) == 5 }
+        }
+    }
+
+    /// Runner rules 5 and 6: cancelled while the new image proves itself (tetherd stopping), the update is left
+    /// unfinished, the image unconfirmed and the device given back; resumed, it goes straight to proving (nothing
+    /// uploaded or reset again) and is confirmed at attempt 2.
+    @Test(.timeLimit(.minutes(3))) func anUpdateInterruptedWhileProvingIsLeftUnfinishedAndResumes() async throws {
+        let image = try Self.image("ed25519-full-seccnt")
+        try await GatewayHarness.with(simulator: Self.simulator()) { harness in
+            let (address, serial) = (GatewayHarness.address(1), GatewayHarness.serial(1))
+            try await harness.pairAll(1)
+            let journal = FirmwareUpdateJournal(database: harness.storage.database)
+            let runner = FirmwareUpdateRunner(gateway: harness.gateway, journal: journal)
+            var options = Self.options
+            options.proveFor = .seconds(600)
+            let (proving, provingStarted) = AsyncStream.makeStream(of: Void.self)
+            let keys = try Self.trustedKeys()
+            let update = Task {
+                try await runner.run(device: serial, image: image, imagePath: "/kept.img", trustedKeys: keys, options: options) { event in
+                    if case .proving = event { provingStarted.yield() }
+                }
+            }
+            for await _ in proving { break }
+            update.cancel()
+            do {
+                _ = try await update.value
+                Issue.record("a cancelled update ran to its end")
+            } catch FirmwareUpdateRunner.Failure.interrupted(let record) {
+                #expect(record.phase == .proving && record.outcome == nil)
+            }
+            let unfinished = try #require(try journal.unfinished().first)
+            #expect(unfinished.phase == .proving)
+            #expect(await harness.gateway.device(serial)?.heldFor == nil)
+            let model = { () async throws -> SMPDevice in
+                try #require(await harness.simulated.simulator.device(at: SimulatedBlueZ.devicePath(address))?.smpDevice)
+            }
+            #expect(try await model().slots.primary.bytes == image)
+            #expect(try await !model().slots.primaryConfirmed, "the proving wait ended into a confirmation")
+
+            let started = try await runner.resume(unfinished, image: image, trustedKeys: keys, options: Self.options)
+            let events = Events()
+            let (record, outcome) = try await runner.complete(started) { events.append($0) }
+            #expect(outcome == .confirmed(version: "2.0.1.99"))
+            #expect(record.attempts == 2 && record.outcome == .confirmed)
+            #expect(!events.all.contains(.resetSent), "\(events.all)")
+            #expect(events.all.contains { if case .proving = $0 { true } else { false } })
+            #expect(try await model().slots.primaryConfirmed)
         }
     }
 

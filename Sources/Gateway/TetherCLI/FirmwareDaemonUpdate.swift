@@ -16,8 +16,13 @@ import TetherFirmware
 ///     (another technician's) are skipped by uid.
 ///  2. Bounded by silence, not length: an update may prove itself for up to an hour, but tetherd reports each step,
 ///     so nothing heard for `--prove-for` plus five minutes means tetherd or its device is stuck.
+///  3. A tetherd that restarts resumes the update under the same uid (the journal keeps it), and this command
+///     follows it there: the signal match names tetherd's well-known name, which the bus resolves to whoever owns it.
+///     tetherd gone from the bus for `absenceLimit` ends the wait: it resumes the update whenever it starts again.
 struct FirmwareDaemonUpdate {
     let command: FirmwareCommand.Update
+    /// Rule 3: long enough for a restart (systemd's Restart= waits 5 s by default), short enough to tell a stop.
+    static let absenceLimit = Duration.seconds(30)
 
     func run() async throws {
         let descriptor = open(command.image, O_RDONLY | O_CLOEXEC)
@@ -77,6 +82,22 @@ struct FirmwareDaemonUpdate {
             feed.yield(.silence)
         }
         defer { watchdog.cancel() }
+        // Rule 3.
+        let presence = Task {
+            var absentSince: ContinuousClock.Instant?
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(1))
+                if try await client.isDaemonRunning() {
+                    absentSince = nil
+                } else if let since = absentSince {
+                    if ContinuousClock.now - since >= Self.absenceLimit { feed.yield(.daemonGone) }
+                } else {
+                    absentSince = .now
+                    standardError("tether: tetherd left the bus during update \(uid); waiting up to \(Self.absenceLimit) for it to resume it")
+                }
+            }
+        }
+        defer { presence.cancel() }
         var rate = UploadRate()
         var lastPercent = -1
         let clock = ContinuousClock.now
@@ -84,6 +105,11 @@ struct FirmwareDaemonUpdate {
         var heard = watchdog
         for await followed in events {
             switch followed {
+            case .daemonGone:
+                _ = firmwareFailure(
+                    "\(device): tetherd stopped during update \(uid) and has not come back; it resumes the update when it starts again (`tether firmware updates` shows it)",
+                    TetherExitCode.operationFailed)
+                return .failed
             case .silence:
                 _ = firmwareFailure("\(device): nothing heard of update \(uid) for \(silence); `tether firmware updates \(device)` shows where it is", TetherExitCode.operationFailed)
                 return .failed
@@ -132,6 +158,7 @@ struct FirmwareDaemonUpdate {
         case progress(DBusSignal)
         case finished(DBusSignal)
         case silence
+        case daemonGone
     }
 }
 

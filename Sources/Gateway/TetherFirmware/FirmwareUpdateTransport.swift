@@ -32,6 +32,9 @@ extension FirmwareUpdateProcedure {
     private static func carry(
         _ order: Order, image: [UInt8], options: Options, over transport: some FirmwareUpdateTransport, observe: (Event) -> Void
     ) async -> Fact {
+        // A cancelled update stops before its next order: the proving wait in particular must not end early into a
+        // confirmation (the caller leaves the update unfinished and resumes it later).
+        if Task.isCancelled { return .failed(.transport("cancelled before \(order)")) }
         do {
             switch order {
             case .readState: return .state(try await transport.imageState())

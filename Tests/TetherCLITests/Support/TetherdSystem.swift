@@ -59,6 +59,22 @@ final class TetherdSystem: @unchecked Sendable {
     static let firmwareFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("MCUbootImageTests/Fixtures").path
 
+    private var daemon: BackgroundProcess?
+    private var daemonStarts = 0
+
+    /// Stops tetherd gracefully (SIGTERM, as systemd does) and starts it again on the same configuration and
+    /// database; each run logs to its own file (`tetherd.log`, then `tetherd-2.log`, ...).
+    func restartDaemon() async throws {
+        guard let daemon else { throw SystemError("tetherd is not running") }
+        daemon.child.signal(SIGTERM)
+        let status = try await daemon.child.wait(timeout: .seconds(60))
+        guard status == 0 else { throw SystemError("tetherd exited \(status) on SIGTERM: \(log(daemonLog))") }
+        try await startDaemon()
+    }
+
+    /// The current tetherd's log file name.
+    var daemonLog: String { daemonStarts <= 1 ? "tetherd.log" : "tetherd-\(daemonStarts).log" }
+
     private func startDaemon() async throws {
         let configuration = """
             [gateway]
@@ -88,9 +104,11 @@ final class TetherdSystem: @unchecked Sendable {
             level = "info"
             """
         try configuration.write(toFile: directory + "/tether.toml", atomically: true, encoding: .utf8)
+        daemonStarts += 1
         let daemon = try BackgroundProcess(
-            try BuiltProducts.require("tetherd"), ["--config", directory + "/tether.toml"], log: directory + "/tetherd.log")
+            try BuiltProducts.require("tetherd"), ["--config", directory + "/tether.toml"], log: directory + "/" + daemonLog)
         children.append(daemon)
+        self.daemon = daemon
         do {
             try await waitUntil("tetherd to answer", seconds: 60, every: .milliseconds(200)) {
                 guard daemon.isRunning else { throw SystemError("tetherd exited") }

@@ -141,6 +141,7 @@ public struct TetherDaemon: Sendable {
             trustedKeys: configuration.firmware.trustedKeys,
             imageDirectory: (configuration.gateway.stateDirectory as NSString).appendingPathComponent("firmware"),
             hub: hub, logger: makeLogger("tetherd.firmware"))
+        services.append(FirmwareUpdateService(updates: firmware))
         let control = GatewayControl(store: store, state: state, gateway: gateway, sync: sync, logger: controlLogger, firmware: firmware)
         services.append(ControlService(
             bus: Self.busAddress(configuration.control.bus), health: health, logger: controlLogger,

@@ -17,7 +17,13 @@ import TetherStore
 ///     `offsetStride` bytes and at the end: a durable write per answer would cost an fsync per request, and the device
 ///     resumes from its own offset anyway), `testing` once marked for test, `proving` when the new image runs and
 ///     must prove itself.
-///  5. The end finishes the record with the outcome; a failure's message says why.
+///  5. The end finishes the record with the outcome; a failure's message says why. An update interrupted (its task
+///     cancelled: tetherd stops) is left unfinished where the device left it, for `resume`.
+///  6. `resume` takes an unfinished update up again with tetherd's kept copy of the image: verified again (a key
+///     removed since refuses it, and so does a copy that is not the journaled image), attempt + 1, the device held,
+///     then as 4–5. The procedure starts from the device's state: an upload goes on from the device's offset
+///     (ImageUploader rule 5), an image already running on test goes straight to proving (FirmwareUpdateProcedure
+///     rule 1).
 public struct FirmwareUpdateRunner: Sendable {
     public let gateway: Gateway
     public let journal: FirmwareUpdateJournal
@@ -46,6 +52,8 @@ public struct FirmwareUpdateRunner: Sendable {
         case store(StoreError)
         /// The procedure ended without the new image running; the journal's record says so.
         case update(FirmwareUpdateRecord, FirmwareUpdateProcedure.Failure)
+        /// Rule 5: cancelled before its end; the journal keeps it unfinished.
+        case interrupted(FirmwareUpdateRecord)
 
         public var description: String {
             switch self {
@@ -54,6 +62,7 @@ public struct FirmwareUpdateRunner: Sendable {
             case .gateway(let error): error.description
             case .store(let error): "\(error)"
             case .update(_, let failure): failure.description
+            case .interrupted(let record): "update \(record.uid) interrupted (\(record.phase.rawValue)); it resumes when tetherd starts again"
             }
         }
     }
@@ -114,6 +123,7 @@ public struct FirmwareUpdateRunner: Sendable {
         let result = await procedure(
             record, hold: started.hold, image: started.image, verdict: started.verdict, options: started.options, observe: observe)
         await gateway.release(started.hold)
+        if case .failure = result, Task.isCancelled { throw .interrupted((try? journal.update(uid: record.uid)) ?? record) }
         switch result {
         case .success(let outcome):
             let finished = finish(record.uid, Self.journalOutcome(outcome), message: nil) ?? record
@@ -122,6 +132,31 @@ public struct FirmwareUpdateRunner: Sendable {
             let outcome: FirmwareUpdateRecord.Outcome = if case .reverted = failure { .reverted } else { .failed }
             let finished = finish(record.uid, outcome, message: failure.description) ?? record
             throw .update(finished, failure)
+        }
+    }
+
+    /// Rule 6.
+    public func resume(
+        _ record: FirmwareUpdateRecord, image: [UInt8], trustedKeys: TrustedKeys, options: FirmwareUpdateProcedure.Options
+    ) async throws(Failure) -> Started {
+        let verdict = ImageVerifier.inspect(image, trustedKeys: trustedKeys)
+        guard verdict.isVerified, verdict.computedHash == Array(record.imageHash) else {
+            let refusal = FirmwareUpdateProcedure.Failure.refused(verdict.refusal).description
+            finish(record.uid, .failed, message: verdict.isVerified ? "the kept image \(record.imagePath) is not the journaled one" : refusal)
+            throw .refused(verdict.refusal)
+        }
+        let retried: FirmwareUpdateRecord
+        do {
+            retried = try journal.retried(record.uid, at: now())
+        } catch {
+            throw .store(error)
+        }
+        do {
+            let hold = try await gateway.hold(record.address, for: "firmware update \(record.uid)")
+            return Started(record: retried, hold: hold, options: options, image: image, verdict: verdict)
+        } catch {
+            if case .busy(let reason) = error { throw .busy(reason) }
+            throw .gateway(error)
         }
     }
 

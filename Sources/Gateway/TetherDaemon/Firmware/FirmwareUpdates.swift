@@ -7,6 +7,7 @@ import SMP
 import Synchronization
 import TetherFirmware
 import TetherGateway
+import TetherPrimitives
 import TetherStore
 
 /// The control API's firmware updates (docs/specs/control-api.md, "Firmware updates"): `UpdateFirmware` answers once
@@ -59,37 +60,11 @@ final class FirmwareUpdates: Sendable {
         } catch {
             throw Self.controlError(error)
         }
-        let uid = started.record.uid
         logger.notice(
             "firmware update started",
-            metadata: ["uid": "\(uid)", "device": "\(started.record.address)", "version": "\(started.record.imageVersion)"])
-        let (runner, hub, logger) = (runner, hub, logger)
-        let task = Task {
-            let address = started.record.address
-            let outcome: (record: FirmwareUpdateRecord, message: String?)
-            var running: String?
-            do {
-                let (record, ended) = try await runner.complete(started) { event in
-                    hub.current?.firmwareProgress(ControlRecords.firmwareProgress(uid: uid, device: address, event))
-                }
-                outcome = (record, nil)
-                switch ended {
-                case .confirmed(let version), .runningInTest(let version), .alreadyRunning(let version): running = version
-                }
-            } catch let error as FirmwareUpdateRunner.Failure {
-                var record = started.record
-                if case .update(let finished, _) = error { record = finished }
-                outcome = (record, error.description)
-            } catch {
-                outcome = (started.record, "\(error)")
-            }
-            logger.notice(
-                "firmware update finished",
-                metadata: ["uid": "\(uid)", "outcome": "\(outcome.record.outcome?.rawValue ?? "unknown")", "message": "\(outcome.message ?? "")"])
-            hub.current?.firmwareUpdateFinished(ControlRecords.firmwareUpdate(outcome.record, runningVersion: running))
-            self.finished(uid)
-        }
-        running.withLock { $0[uid] = task }
+            metadata: ["uid": "\(started.record.uid)", "device": "\(started.record.address)", "version": "\(started.record.imageVersion)"])
+        let task = Task { await self.follow(started) }
+        running.withLock { $0[started.record.uid] = task }
         return ControlRecords.firmwareUpdate(started.record)
     }
 
@@ -104,7 +79,95 @@ final class FirmwareUpdates: Sendable {
         return ControlRecords.list(records.map { ControlRecords.firmwareUpdate($0) })
     }
 
-    private func finished(_ uid: String) { _ = running.withLock { $0.removeValue(forKey: uid) } }
+    /// Rules 4–5 of the runner for a started update, reported as signals; then it is forgotten here.
+    private func follow(_ started: FirmwareUpdateRunner.Started) async {
+        let (uid, address, hub) = (started.record.uid, started.record.address, hub)
+        var record = started.record
+        var message: String?
+        var running: String?
+        do {
+            let (finished, ended) = try await runner.complete(started) { event in
+                hub.current?.firmwareProgress(ControlRecords.firmwareProgress(uid: uid, device: address, event))
+            }
+            record = finished
+            switch ended {
+            case .confirmed(let version), .runningInTest(let version), .alreadyRunning(let version): running = version
+            }
+        } catch {
+            switch error {
+            case .update(let finished, _), .interrupted(let finished): record = finished
+            default: break
+            }
+            message = error.description
+        }
+        logger.notice(
+            "firmware update \(record.phase == .finished ? "finished" : "left unfinished")",
+            metadata: ["uid": "\(uid)", "outcome": "\(record.outcome?.rawValue ?? "none")", "message": "\(message ?? "")"])
+        hub.current?.firmwareUpdateFinished(ControlRecords.firmwareUpdate(record, runningVersion: running))
+        _ = self.running.withLock { $0.removeValue(forKey: uid) }
+    }
+
+    /// Runner rule 6 at start: every update the journal holds unfinished, once its device is connected (bounded by
+    /// `resumeWithin`; one that does not come stays unfinished for the next start).
+    func resumeUnfinished(resumeWithin: Duration = .seconds(120)) async {
+        let unfinished: [FirmwareUpdateRecord]
+        do {
+            unfinished = try runner.journal.unfinished()
+        } catch {
+            logger.error("cannot read the firmware update journal: \(error)")
+            return
+        }
+        guard !unfinished.isEmpty else { return }
+        await runner.gateway.waitUntilReady()
+        // One unfinished update per device (the journal's rule 1): they may resume side by side.
+        await withTaskGroup(of: Void.self) { group in
+            for record in unfinished { group.addTask { await self.resume(record, within: resumeWithin) } }
+        }
+    }
+
+    private func resume(_ record: FirmwareUpdateRecord, within limit: Duration) async {
+        let metadata: Logger.Metadata = ["uid": "\(record.uid)", "device": "\(record.address)", "phase": "\(record.phase.rawValue)"]
+        let deadline = ContinuousClock.now + limit
+        while await runner.gateway.device(record.address)?.state != .connected {
+            guard ContinuousClock.now < deadline, !Task.isCancelled else {
+                if !Task.isCancelled { logger.warning("firmware update not resumed: its device did not connect within \(limit)", metadata: metadata) }
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        guard let data = FileManager.default.contents(atPath: record.imagePath) else {
+            _ = try? runner.journal.finish(record.uid, .failed, message: "the kept image \(record.imagePath) is gone", at: WallClock.now())
+            logger.error("firmware update cannot resume: its kept image is gone", metadata: metadata)
+            return
+        }
+        let keys: TrustedKeys
+        do {
+            keys = try TrustedKeyDirectory.load(trustedKeys)
+        } catch {
+            logger.error("firmware update not resumed: \(error)", metadata: metadata)
+            return
+        }
+        var options = FirmwareUpdateProcedure.Options()
+        options.leaveInTest = record.leaveInTest
+        options.proveFor = .milliseconds(record.proveForMilliseconds)
+        do {
+            let started = try await runner.resume(record, image: Array(data), trustedKeys: keys, options: options)
+            logger.notice("firmware update resumed", metadata: metadata)
+            let task = Task { await self.follow(started) }
+            running.withLock { $0[record.uid] = task }
+            await task.value
+        } catch {
+            logger.error("firmware update not resumed: \(error)", metadata: metadata)
+        }
+    }
+
+    /// Stops the updates in flight (tetherd stops): each stays unfinished in the journal where the device left it
+    /// (runner rule 5), to be resumed at the next start.
+    func cancelAll() async {
+        let tasks = running.withLock { Array($0.values) }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+    }
 
     /// Rule 1.
     static func read(_ descriptor: OwnedFileDescriptor) throws(DBusError) -> [UInt8] {
@@ -182,7 +245,7 @@ final class FirmwareUpdates: Sendable {
         case .gateway(.notPermitted(let reason)): ControlError.notPermitted(reason)
         case .gateway(let other): ControlError.unavailable(other.description)
         case .store(let store): ControlError.from(store)
-        case .update: ControlError.unavailable(error.description)
+        case .update, .interrupted: ControlError.unavailable(error.description)
         }
     }
 }
