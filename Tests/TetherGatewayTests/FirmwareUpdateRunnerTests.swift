@@ -25,9 +25,7 @@ import TetherTestSupport
     }
 
     static func trustedKeys() throws -> TrustedKeys {
-        let directory = fixtures.appendingPathComponent("trusted")
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-        return TrustedKeys(try names.map { try TrustedKey(name: $0, contents: [UInt8](Data(contentsOf: directory.appendingPathComponent($0)))) })
+        try TrustedKeyDirectory.load(fixtures.appendingPathComponent("trusted").path)
     }
 
     static func simulator() -> SimulatorConfiguration {
