@@ -52,25 +52,29 @@ struct FirmwareThroughTetherdTests {
         await system.stop()
     }
 
-    @Test("an update cut by tetherd restarting is resumed by the new tetherd (attempt 2), and the CLI follows it to its end")
-    func resumesAfterARestart() async throws {
-        var device = TetherdEndToEndTests.device(8, pairing: .justWorks)
+    @Test(
+        "an update cut by tetherd restarting (SIGTERM) or killed (SIGKILL) is resumed by the new tetherd (attempt 2), and the CLI follows it to its end",
+        arguments: [false, true])
+    func resumesAfterARestart(killing: Bool) async throws {
+        var device = TetherdEndToEndTests.device(killing ? 9 : 8, pairing: .justWorks)
         device.smp = SMPServiceConfiguration(image: Self.fixture("ed25519-hash.img"))
         let system = try await TetherdSystem.start(devices: [device])
         do {
-            #expect(try await system.tether(["pair", "C0:54:45:00:10:08"]).status == 0)
+            let (address, serial) = killing ? ("C0:54:45:00:10:09", "TE00000009") : ("C0:54:45:00:10:08", "TE00000008")
+            #expect(try await system.tether(["pair", address]).status == 0)
             func latest() async throws -> [String: Any]? {
                 ((try? await system.json(["firmware", "updates"])) as? [[String: Any]])?.first
             }
             try #require(
                 try await system.eventually {
                     let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
-                    return devices.contains { $0["serial"] as? String == "TE00000008" && $0["state"] as? String == "connected" }
+                    return devices.contains { $0["serial"] as? String == serial && $0["state"] as? String == "connected" }
                 }, "\(system.log("tetherd.log"))")
-            let cli = Task { try await system.tether(["firmware", "update", "TE00000008", Self.fixture("ed25519-full-seccnt.img"), "--prove-for", "15"]) }
+            let cli = Task { try await system.tether(["firmware", "update", serial, Self.fixture("ed25519-full-seccnt.img"), "--prove-for", "15"]) }
             try #require(try await system.eventually { try await latest()?["phase"] as? String == "proving" }, "\(system.log("tetherd.log"))")
 
-            try await system.restartDaemon()
+            // SIGKILL: the journal's last durable write (phase proving) is all the new tetherd has.
+            try await system.restartDaemon(killing: killing)
             let followed = try await cli.value
             #expect(followed.status == 0, "\(followed.standardError)\n\(system.log(system.daemonLog))")
             #expect(followed.standardOutput.contains("done: 2.0.1.99 runs, confirmed"), "\(followed.standardOutput)")

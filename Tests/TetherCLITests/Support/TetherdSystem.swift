@@ -62,13 +62,14 @@ final class TetherdSystem: @unchecked Sendable {
     private var daemon: BackgroundProcess?
     private var daemonStarts = 0
 
-    /// Stops tetherd gracefully (SIGTERM, as systemd does) and starts it again on the same configuration and
-    /// database; each run logs to its own file (`tetherd.log`, then `tetherd-2.log`, ...).
-    func restartDaemon() async throws {
+    /// Stops tetherd gracefully (SIGTERM, as systemd does), or kills it (SIGKILL: a crash, the OOM killer), and
+    /// starts it again on the same configuration and database; each run logs to its own file (`tetherd.log`, then
+    /// `tetherd-2.log`, ...).
+    func restartDaemon(killing: Bool = false) async throws {
         guard let daemon else { throw SystemError("tetherd is not running") }
-        daemon.child.signal(SIGTERM)
+        daemon.child.signal(killing ? SIGKILL : SIGTERM)
         let status = try await daemon.child.wait(timeout: .seconds(60))
-        guard status == 0 else { throw SystemError("tetherd exited \(status) on SIGTERM: \(log(daemonLog))") }
+        guard killing || status == 0 else { throw SystemError("tetherd exited \(status) on SIGTERM: \(log(daemonLog))") }
         try await startDaemon()
     }
 
