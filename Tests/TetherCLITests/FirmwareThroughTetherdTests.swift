@@ -52,6 +52,45 @@ struct FirmwareThroughTetherdTests {
         await system.stop()
     }
 
+    @Test("two devices whose new image crashes at boot: each reverted (exit 6), one after another, with a summary")
+    func revertsThroughTetherd() async throws {
+        let devices = [10, 11].map { number in
+            var device = TetherdEndToEndTests.device(number, pairing: .justWorks)
+            device.smp = SMPServiceConfiguration(image: Self.fixture("ed25519-hash.img"))
+            return device
+        }
+        let system = try await TetherdSystem.start(devices: devices)
+        do {
+            let image = Self.fixture("ed25519-full-seccnt.img")
+            let inspected = try await system.tether(["firmware", "inspect", "--keys", TetherdSystem.firmwareFixtures + "/trusted", image, "--json"])
+            let hashText = try #require((try JSONSerialization.jsonObject(with: Data(inspected.standardOutput.utf8)) as? [String: Any])?["hash"] as? String)
+            let hash = stride(from: 0, to: hashText.count, by: 2).map { offset -> UInt8 in
+                let start = hashText.index(hashText.startIndex, offsetBy: offset)
+                return UInt8(hashText[start..<hashText.index(start, offsetBy: 2)], radix: 16)!
+            }
+            for device in system.simulator.devices { await device.withSMPDevice { $0.crashingImages = [hash] } }
+            for address in ["C0:54:45:00:10:0A", "C0:54:45:00:10:0B"] {
+                #expect(try await system.tether(["pair", address]).status == 0)
+            }
+            try #require(
+                try await system.eventually {
+                    let listed = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
+                    return listed.count { $0["state"] as? String == "connected" && $0["serial"] != nil } == 2
+                }, "\(system.log("tetherd.log"))")
+
+            let update = try await system.tether(["firmware", "update", "TE00000010", "TE00000011", image, "--prove-for", "0", "--max-failures", "2"])
+            #expect(update.status == 6, "\(update.standardOutput)\n\(update.standardError)\n\(system.log("tetherd.log"))")
+            #expect(update.standardError.contains("TE00000010: the device reverted: it runs 1.2.3.4"), "\(update.standardError)")
+            #expect(update.standardOutput.contains("summary: 2 devices: 0 updated, 2 reverted"), "\(update.standardOutput)")
+            let history = try #require(try await system.json(["firmware", "updates"]) as? [[String: Any]])
+            #expect(history.count == 2 && history.allSatisfy { $0["outcome"] as? String == "reverted" }, "\(history)")
+        } catch {
+            await system.stop()
+            throw error
+        }
+        await system.stop()
+    }
+
     @Test(
         "an update cut by tetherd restarting (SIGTERM) or killed (SIGKILL) is resumed by the new tetherd (attempt 2), and the CLI follows it to its end",
         arguments: [false, true])

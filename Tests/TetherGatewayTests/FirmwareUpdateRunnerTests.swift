@@ -132,6 +132,32 @@ import TetherTestSupport
         }
     }
 
+    /// A new image that crashes at boot: MCUboot reverts to the old one, the journal says `reverted` with the
+    /// running version, nothing is confirmed, and the device is given back.
+    @Test(.timeLimit(.minutes(3))) func anImageThatCrashesAtBootIsReportedReverted() async throws {
+        let image = try Self.image("ed25519-full-seccnt")
+        let newHash = try #require(SlotImage(image)).hash
+        try await GatewayHarness.with(simulator: Self.simulator()) { harness in
+            let (address, serial) = (GatewayHarness.address(1), GatewayHarness.serial(1))
+            try await harness.pairAll(1)
+            let device = try #require(await harness.simulated.simulator.device(at: SimulatedBlueZ.devicePath(address)))
+            await device.withSMPDevice { $0.crashingImages = [newHash] }
+            let journal = FirmwareUpdateJournal(database: harness.storage.database)
+            let runner = FirmwareUpdateRunner(gateway: harness.gateway, journal: journal)
+            do {
+                _ = try await runner.run(device: serial, image: image, imagePath: "x", trustedKeys: Self.trustedKeys(), options: Self.options)
+                Issue.record("a crashing image was reported running")
+            } catch FirmwareUpdateRunner.Failure.update(let record, .reverted(let running, _)) {
+                #expect(running == "1.2.3.4")
+                #expect(record.outcome == .reverted && record.phase == .finished)
+                #expect(record.message?.contains("reverted") == true, "\(String(describing: record.message))")
+            }
+            let model = try #require(await device.smpDevice)
+            #expect(model.slots.primary.bytes == (try Self.image("ed25519-hash")))
+            #expect(await harness.gateway.device(serial)?.heldFor == nil)
+        }
+    }
+
     @Test(.timeLimit(.minutes(2))) func anUntrustedImageIsRefusedBeforeTheDeviceIsTakenOrJournaled() async throws {
         try await GatewayHarness.with(simulator: Self.simulator()) { harness in
             let (address, serial) = (GatewayHarness.address(1), GatewayHarness.serial(1))

@@ -41,6 +41,10 @@ extension SimulatedDevice {
     /// Where tests read the device model: its slots, its upload, what it answered and dropped.
     public var smpDevice: SMPDevice? { smp?.device }
 
+    /// Changes the device model (a test's fault: `crashingImages`); nil for a device without the SMP service.
+    @discardableResult
+    public func withSMPDevice<T: Sendable>(_ body: @Sendable (inout SMPDevice) -> T) -> T? { smp?.withDevice(body) }
+
     /// A Write Without Response from the gateway: it waits for a connection event to cross the link (LinkModel),
     /// unless the link is unthrottled and nothing is ahead of it.
     func smpWritten(_ bytes: [UInt8]) {
