@@ -67,6 +67,11 @@ struct HealthHotLaneTests {
             // measurement taken before Intermediate Cuff Pressure is subscribed too would show no intermediates.
             let cuffDevice = try #require(await harness.simulated.simulator.device(at: SimulatedBlueZ.devicePath(address)))
             try await waitUntil("intermediate cuff pressure subscribed") { await cuffDevice.isHealthSubscribed(0x2A36) }
+            // And the gateway has finished setting the link up (a fresh-clone CI run, every suite at once on two cores,
+            // once saw no intermediates: a measurement taken while the set-up was still running, which a set-up
+            // abandoned and made again would lose). Values of a link set up are forwarded as they come.
+            try await waitUntil("the cuff's link set up", seconds: 60) { await harness.gateway.device(address)?.state == .connected }
+            let connectsBefore = try await harness.simulated.statistics(address)["connect_calls"]?.uint32Value
             let taken = try await harness.simulated.control(
                 "TakeMeasurement", [.objectPath(SimulatedBlueZ.devicePath(address)), .variantDictionary([:])])
             #expect(taken == [.bool(true)])
@@ -81,7 +86,10 @@ struct HealthHotLaneTests {
             let stored = samples.count
             try await waitUntil("the lane has counted every stored sample") { await hot.counters.samplesStored >= stored }
             let counters = await hot.counters
-            #expect(counters.intermediates > 0, "the live measurement's cuff pressures were seen")
+            let connectsAfter = try await harness.simulated.statistics(address)["connect_calls"]?.uint32Value
+            #expect(
+                counters.intermediates > 0,
+                "the live measurement's cuff pressures were not seen (Connect calls \(String(describing: connectsBefore)) before the measurement, \(String(describing: connectsAfter)) after)")
             #expect(counters.refused == 0 && counters.commitFailures == 0, "\(counters)")
             #expect(counters.samplesStored == samples.count)
             #expect(counters.duplicates == 0)
