@@ -166,4 +166,42 @@ struct HealthHotLaneTests {
         #expect(olds.allSatisfy { $0.timeBasis == .coincidentClockReading && $0.effectiveAt == at(8, 30, 10) }, "\(olds)")
         #expect(news.allSatisfy { $0.timeBasis == .clockSetByGateway && $0.effectiveAt == at(8, 32, 0) }, "\(news)")
     }
+
+    /// A connection's last values can reach the lane after the device's next connection started (HealthSession reads
+    /// a stream to its end after its link dropped). Each is timed with what its own connection read of the clock:
+    /// here the first connection saw the cuff's clock an hour ahead and the second after the cuff was corrected.
+    @Test func aLateValueOfAnEndedLinkKeepsItsLinksClock() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hot-lane-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try GatewayDatabase(path: directory.appendingPathComponent("gateway.sqlite").path)
+        let committer = GroupCommitter(service: ConsumptionService(database: database))
+        var random = SystemRandomNumberGenerator()
+        let address = "C0:54:45:00:00:0B"
+        try PeripheralRegistry(database: database).recordClassification(
+            kinds: [.health], services: [], identityAddress: address, at: Timestamp(nanoseconds: 1), using: &random)
+        let lane = HealthHotLane(database: database, committer: committer)
+        func at(_ hours: Int64, _ minutes: Int64, _ seconds: Int64) -> Timestamp {
+            // 2026-11-24T00:00:00Z = 1795478400 (date -u -d 2026-11-24 +%s).
+            Timestamp(nanoseconds: (1_795_478_400 + hours * 3600 + minutes * 60 + seconds) * 1_000_000_000)
+        }
+        // Link 1 read the cuff's clock an hour ahead (09:30:00 at the gateway's 08:30:00); link 2 read it right.
+        let ahead = DeviceClockFacts(reading: .init(deviceTime: DeviceDateTime(year: 2026, month: 11, day: 24, hours: 9, minutes: 30, seconds: 0), receivedAt: at(8, 30, 0)))
+        let right = DeviceClockFacts(reading: .init(deviceTime: DeviceDateTime(year: 2026, month: 11, day: 24, hours: 8, minutes: 40, seconds: 0), receivedAt: at(8, 40, 0)))
+        await lane.linkStarted(address: address, link: 1, clock: ahead)
+        await lane.linkStarted(address: address, link: 2, clock: right)
+        // BLS §3.1 by hand: flags 0x02 (mmHg, time stamp), 120 / 80 / 93 mmHg, stamped 09:30:10 by link 1's clock.
+        let late: [UInt8] = [0x02, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0xEA, 0x07, 0x0B, 0x18, 0x09, 0x1E, 0x0A]
+        await lane.received(HealthCharacteristicValue(address: address, link: 1, service: .bloodPressure, characteristic: 0x2A35, bytes: late, receivedAt: at(8, 30, 30)))
+        await lane.linkEnded(address: address, link: 1)
+        // Stamped 08:41:00 by link 2's clock.
+        let current: [UInt8] = [0x02, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0xEA, 0x07, 0x0B, 0x18, 0x08, 0x29, 0x00]
+        await lane.received(HealthCharacteristicValue(address: address, link: 2, service: .bloodPressure, characteristic: 0x2A35, bytes: current, receivedAt: at(8, 41, 5)))
+        let samples = try HealthStore(database: database).samples().map(\.sample)
+        let lates = samples.filter { $0.rawBytes == late }
+        let currents = samples.filter { $0.rawBytes == current }
+        #expect(lates.count == 3 && currents.count == 3)
+        #expect(lates.allSatisfy { $0.timeBasis == .coincidentClockReading && $0.effectiveAt == at(8, 30, 10) }, "\(lates)")
+        #expect(currents.allSatisfy { $0.timeBasis == .coincidentClockReading && $0.effectiveAt == at(8, 41, 0) }, "\(currents)")
+    }
 }

@@ -80,6 +80,43 @@ struct HealthSessionTests {
         }
     }
 
+    /// A cuff indicates its stored readings as soon as its measurement's CCCD is on, and forgets each once
+    /// bluetoothd confirms it, whatever happens next on the gateway's side. Here the next step of the set-up (the
+    /// Intermediate Cuff Pressure subscription) takes 600 ms and then fails, so the link is abandoned: the readings
+    /// that arrived meanwhile must still reach the sink, once each, and the next connection finds the cuff empty.
+    @Test(.timeLimit(.minutes(2)))
+    func readingsConfirmedBeforeASetUpFailsAreKept() async throws {
+        var simulator = GatewayHarness.configuration(devices: 1)
+        var cuff = HealthDeviceSettings(kind: .bloodPressure)
+        cuff.storedRecords = 3
+        simulator.devices[0].health = cuff
+        let sink = RecordingHealthSink()
+        var configuration = GatewayHarness.gatewayConfiguration()
+        configuration.health = sink
+        // AcquireNotify only, so the failed subscription is not retried another way within the set-up.
+        configuration.notifyPreference = .acquireOnly
+        try await GatewayHarness.with(simulator: simulator, gateway: configuration) { harness in
+            let address = GatewayHarness.address(1)
+            let taken = try await harness.simulated.control(
+                "InjectFault",
+                [.string("health-subscribe-failure"),
+                 .variantDictionary(["characteristic": .uint16(0x2A36), "delay_ms": .uint32(600), "count": .uint32(1)])])
+            #expect(taken.isEmpty)
+            _ = try await harness.gateway.pair(address: address, delegate: RejectingDelegate())
+            // The first set-up fails; the second (the fault spent) brings the cuff up.
+            try await waitUntil("the cuff set up on a second connection", seconds: 60) {
+                let connected = await harness.gateway.device(address)?.state == .connected
+                return connected && sink.clocks.withLock(\.count) >= 2
+            }
+            let statistics = try await harness.simulated.statistics(address)
+            #expect(statistics["health_records_stored"] == .uint32(0), "the cuff forgot every reading it sent")
+            let readings = sink.of(0x2A35)
+            #expect(readings.count == 3, "\(readings.count) of the 3 stored readings reached the sink")
+            #expect(Set(readings.map(\.bytes)).count == readings.count)
+            #expect(readings.allSatisfy { $0.link == readings.first?.link }, "all sent on the connection that failed")
+        }
+    }
+
     /// Without a sink the gateway does not serve health: the cuff is unsupported and let go, never connected and
     /// its readings dropped.
     @Test(.timeLimit(.minutes(2)))

@@ -72,6 +72,16 @@ extension SimulatedDevice {
         }
     }
 
+    /// A pending `health-subscribe-failure` of `uuid`: the CCCD write goes unanswered for the fault's delay, then
+    /// fails as bluetoothd reports a failed CCCD write (org.bluez.Error.Failed). The device model is not touched:
+    /// the CCCD stays off. Other calls are served meanwhile (the actor is free while this waits).
+    func healthSubscribeFault(_ uuid: UInt16) async throws {
+        guard let pending = pendingHealthSubscribeFailures[uuid], pending.count > 0 else { return }
+        pendingHealthSubscribeFailures[uuid] = pending.count > 1 ? (pending.count - 1, pending.delay) : nil
+        try? await Task.sleep(for: pending.delay)
+        throw BlueZError.failed("writing the CCCD of 0x\(String(uuid, radix: 16, uppercase: true)) failed (fault)")
+    }
+
     func acquireHealthNotify(_ uuid: UInt16) throws -> (OwnedFileDescriptor, UInt16) {
         guard isConnected, health != nil else { throw BlueZError.notConnected }
         guard healthNotifySockets[uuid] == nil, (healthNotifySessions[uuid] ?? []).isEmpty else {
@@ -205,6 +215,12 @@ extension SimulatedDevice {
             health!.reset(forgetBond: false, clearMemory: true, firstSequenceNumber: first, at: WallClock.now())
         case "forget-bond":
             health!.reset(forgetBond: true, clearMemory: false, at: WallClock.now())
+        case "subscribe-failure":
+            guard let uuid = options["characteristic"]?.uint16Value, health!.declaration(of: uuid) != nil else {
+                throw BlueZError.invalidArguments
+            }
+            let delay = Duration.milliseconds(Int(options["delay_ms"]?.uint32Value ?? 0))
+            pendingHealthSubscribeFailures[uuid] = (count, delay)
         default:
             throw BlueZError.invalidArguments
         }

@@ -93,6 +93,9 @@ public actor SimulatedDevice {
     // Faults (see SimulatorControl).
     var pendingConnectFailures: [DBusError] = []
     var pendingAcquireNotifyFailures: [DBusError] = []
+    /// Health characteristics whose next subscriptions fail slowly (`health-subscribe-failure`): how many, and how
+    /// long each takes to fail.
+    var pendingHealthSubscribeFailures: [UInt16: (count: Int, delay: Duration)] = [:]
     var dropProbability = 0.0
     var duplicateProbability = 0.0
     var randomDisconnectMeanMilliseconds: UInt32 = 0

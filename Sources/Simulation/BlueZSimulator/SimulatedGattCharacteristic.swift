@@ -77,6 +77,7 @@ struct SimulatedGattCharacteristic: Sendable {
                 DBusMethod("StartNotify") { call in
                     guard flags.contains("notify") || flags.contains("indicate") else { throw BlueZError.notSupported }
                     if case .health(let uuid) = role {
+                        try await device.healthSubscribeFault(uuid)
                         try await device.startHealthNotify(uuid, sender: call.sender)
                     } else if role == .smp {
                         try await device.startSMPNotify(sender: call.sender)
@@ -102,6 +103,7 @@ struct SimulatedGattCharacteristic: Sendable {
                 ) { _ in
                     guard flags.contains("notify") else { throw BlueZError.notSupported }
                     if case .health(let uuid) = role {
+                        try await device.healthSubscribeFault(uuid)
                         let (fd, mtu) = try await device.acquireHealthNotify(uuid)
                         return [.unixFD(fd), .uint16(mtu)]
                     }

@@ -32,7 +32,9 @@ import Foundation
 ///   `positiveInfinity`|`negativeInfinity`|`reserved`, `count` u}: the next measurements' main value;
 ///   `health-clock-not-set`: the device's clock is lost (counts from 2000-01-01); `health-sequence-reset`
 ///   {`first_sequence` u, default 1}: memory cleared, numbering restarts; `health-forget-bond`: the device was reset
-///   and forgot its bond (a bonded Connect fails with Failed "le-connection-key-missing" until RemoveDevice + Pair).
+///   and forgot its bond (a bonded Connect fails with Failed "le-connection-key-missing" until RemoveDevice + Pair);
+///   `health-subscribe-failure` {`characteristic` q, `delay_ms` u, `count` u}: the next subscriptions (StartNotify
+///   or AcquireNotify) of that characteristic wait `delay_ms`, then fail with Failed (a CCCD write that failed).
 /// - `TakeMeasurement(o device, a{sv} options) -> b`: the person measures now (`user` y for cuffs and scales).
 /// - `GetStatistics(o device) -> a{sv}`: `connected` b, `paired` b, `notifications_sent` u, `writes_received` u, `notifications_dropped` u,
 ///   `events_released` u (ACKed, forgotten by the firmware), `events_unacknowledged` u (still in flash),

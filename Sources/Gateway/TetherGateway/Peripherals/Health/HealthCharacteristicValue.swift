@@ -37,7 +37,7 @@ public protocol HealthValueSink: Sendable {
     func clockChanged(address: String, link: UInt64, clock: DeviceClockFacts, at: Timestamp) async
     /// A value arrived. Called in arrival order per characteristic and connection.
     func received(_ value: HealthCharacteristicValue) async
-    /// The connection the values came on ended.
+    /// The connection the values came on ended, and its last value was handed over (`received` returned for it).
     func linkEnded(address: String, link: UInt64) async
     /// The cold lane, when this sink has one (HealthRecordSink.swift; default none): a device's RACP records then go
     /// there, not to `received`.

@@ -114,22 +114,66 @@ final class HealthLateClockWrite: Sendable {
 /// wrote on this connection is not written again. The clock read at the connection may have shown nothing wrong
 /// (no Current Time Service, or a device that keeps its measurement clock apart), so this is the only way such a
 /// device hears the gateway's time.
+///
+/// It watches from the connection's first value, before the rest of the set-up is done: evidence seen before the
+/// write is armed waits for it.
 final class HealthClockNotSetWrite: Sendable {
-    private let state = Mutex<(seen: Bool, write: @Sendable (TimeWritePolicy.ClockNotSetEvidence) -> Void)?>(nil)
+    typealias Write = @Sendable (TimeWritePolicy.ClockNotSetEvidence) -> Void
 
-    func arm(write: @escaping @Sendable (TimeWritePolicy.ClockNotSetEvidence) -> Void) {
-        state.withLock { $0 = (false, write) }
+    private enum State {
+        /// Looking at values; the evidence seen before `arm`, if any.
+        case watching(TimeWritePolicy.ClockNotSetEvidence?)
+        case armed(Write)
+        /// Asked to write, or not wanted on this connection: values are no longer decoded for it.
+        case done
+    }
+
+    private let state: Mutex<State>
+
+    /// `watching` false: the clock was written on this connection already, so no value asks again.
+    init(watching: Bool) {
+        state = Mutex(watching ? .watching(nil) : .done)
+    }
+
+    /// The write to start at the first evidence (at once, when it was seen already).
+    func arm(write: @escaping Write) {
+        let seen: TimeWritePolicy.ClockNotSetEvidence? = state.withLock { current in
+            switch current {
+            case .watching(let evidence?):
+                current = .done
+                return evidence
+            case .watching(nil):
+                current = .armed(write)
+                return nil
+            case .armed, .done:
+                return nil
+            }
+        }
+        if let seen { write(seen) }
     }
 
     /// A value arrived on this connection; decodes it (`HealthDecoder`, as the lanes do) for the evidence alone.
     func received(characteristic: UInt16, bytes: [UInt8]) {
-        guard state.withLock({ $0.map { !$0.seen } ?? false }), let known = HealthCharacteristic(rawValue: characteristic),
+        let looking = state.withLock { current in
+            switch current {
+            case .watching(nil), .armed: true
+            case .watching, .done: false
+            }
+        }
+        guard looking, let known = HealthCharacteristic(rawValue: characteristic),
             let evidence = (try? HealthDecoder.decode(characteristic: known, bytes: bytes))?.clockNotSetEvidence
         else { return }
-        let write: (@Sendable (TimeWritePolicy.ClockNotSetEvidence) -> Void)? = state.withLock { armed in
-            guard let current = armed, !current.seen else { return nil }
-            armed?.seen = true
-            return current.write
+        let write: Write? = state.withLock { current in
+            switch current {
+            case .watching(nil):
+                current = .watching(evidence)
+                return nil
+            case .armed(let write):
+                current = .done
+                return write
+            case .watching, .done:
+                return nil
+            }
         }
         write?(evidence)
     }

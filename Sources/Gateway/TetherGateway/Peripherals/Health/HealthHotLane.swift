@@ -37,9 +37,17 @@ public actor HealthHotLane: HealthValueSink {
     public private(set) var counters = Counters()
     /// The last refusal per address: why, and the bytes.
     public private(set) var refusals: [String: String] = [:]
-    private var clocks: [String: DeviceClockFacts] = [:]
-    /// A clock the gateway wrote on the current link: the facts from before the write, for values received before it.
-    private var clocksBeforeWrite: [String: (facts: DeviceClockFacts, until: Timestamp)] = [:]
+    /// What each connection read of its device's clock, by address and link: a connection's last values may still be
+    /// arriving when the device's next connection has started (HealthSession drains a stream after its link ends),
+    /// and each is timed with its own connection's facts.
+    private var clocks: [LinkKey: DeviceClockFacts] = [:]
+    /// A clock the gateway wrote on a link: the facts from before the write, for values received before it.
+    private var clocksBeforeWrite: [LinkKey: (facts: DeviceClockFacts, until: Timestamp)] = [:]
+
+    private struct LinkKey: Hashable {
+        var address: String
+        var link: UInt64
+    }
     private var uids: [String: String] = [:]
     private var watchers: [Int: AsyncStream<LiveObservation>.Continuation] = [:]
     private var nextWatcher = 0
@@ -56,22 +64,31 @@ public actor HealthHotLane: HealthValueSink {
     }
 
     public func linkStarted(address: String, link: UInt64, clock: DeviceClockFacts) async {
-        clocks[address] = clock
-        clocksBeforeWrite[address] = nil
+        let key = LinkKey(address: address, link: link)
+        clocks[key] = clock
+        clocksBeforeWrite[key] = nil
     }
 
     public func clockChanged(address: String, link: UInt64, clock: DeviceClockFacts, at instant: Timestamp) async {
-        clocksBeforeWrite[address] = (clocks[address] ?? DeviceClockFacts(), instant)
-        clocks[address] = clock
+        let key = LinkKey(address: address, link: link)
+        clocksBeforeWrite[key] = (clocks[key] ?? DeviceClockFacts(), instant)
+        clocks[key] = clock
     }
 
-    /// The facts a value received at `instant` is timed with: before a write of the clock, those read before it.
-    private func clock(of address: String, receivedAt instant: Timestamp) -> DeviceClockFacts {
-        if let before = clocksBeforeWrite[address], instant < before.until { return before.facts }
-        return clocks[address] ?? DeviceClockFacts()
+    /// The facts a value received at `instant` on `link` is timed with: before a write of the clock, those read
+    /// before it. A link the lane never heard start has none: its readings are timed by receipt, and say so.
+    private func clock(of address: String, link: UInt64, receivedAt instant: Timestamp) -> DeviceClockFacts {
+        let key = LinkKey(address: address, link: link)
+        if let before = clocksBeforeWrite[key], instant < before.until { return before.facts }
+        return clocks[key] ?? DeviceClockFacts()
     }
 
-    public func linkEnded(address: String, link: UInt64) async {}
+    /// Called after the link's last value (HealthSession): its facts are no longer needed.
+    public func linkEnded(address: String, link: UInt64) async {
+        let key = LinkKey(address: address, link: link)
+        clocks[key] = nil
+        clocksBeforeWrite[key] = nil
+    }
 
     public func received(_ value: HealthCharacteristicValue) async {
         counters.valuesReceived += 1
@@ -101,7 +118,7 @@ public actor HealthHotLane: HealthValueSink {
         }
         let samples = Self.samples(
             of: observations.filter { !$0.isIntermediate }, from: value, characteristic: characteristic,
-            clock: clock(of: value.address, receivedAt: value.receivedAt), lane: .hot)
+            clock: clock(of: value.address, link: value.link, receivedAt: value.receivedAt), lane: .hot)
         guard !samples.isEmpty else { return }
         switch await store.commit(HealthIngestBatch(peripheralUid: uid, samples: samples), via: committer) {
         case .success(let outcome):

@@ -22,12 +22,35 @@ import TetherStore
 /// the session subscribes the control point after every measurement (so nothing the device sends on consent is
 /// missed) and runs a `UserConsentDriver`: one Consent per user, one at a time. The device then sends that user's
 /// stored measurements, which the hot lane stores with their User ID as the sample's user index.
+///
+/// No value the device sent is dropped on the gateway's side (docs/design/health.md, "A hot stream is drained"):
+/// bluetoothd confirms each indication as it arrives, whatever its D-Bus clients do, and a cuff may forget a stored
+/// reading once it is confirmed. So each hot-lane stream is forwarded from the moment it is subscribed, not once the
+/// whole set-up is done (a later step may fail, and the link be abandoned), and when the link ends each is read to
+/// its end (`drainGrace`), the sink hearing `linkEnded` only after its last value.
 final class HealthSession: PeripheralSession {
     let kind = PeripheralKind.health
     private let address: String
     private let sink: any HealthValueSink
     private let clock: GatewayClock
-    private let forwarding = Mutex<(link: UInt64, tasks: [Task<Void, Never>], drivers: [AsyncStream<RecordTransferDriver.Event>.Continuation])?>(nil)
+    private let forwarding = Mutex<Forwarding?>(nil)
+
+    /// What carries the current link's values and facts (from the start of its set-up), ended with it.
+    private struct Forwarding {
+        var link: UInt64
+        /// One task per hot-lane stream, forwarding to the sink: each is read to its end when the link ends.
+        var streams: [Task<Void, Never>] = []
+        /// Tasks that end with the link at once: the cold lane's and consent's inputs, the consent procedure. A
+        /// record the cold lane then misses was outside a procedure (RecordTransfer rule 4): the device still holds
+        /// it, and the next connection's request takes it.
+        var others: [Task<Void, Never>] = []
+        var drivers: [AsyncStream<RecordTransferDriver.Event>.Continuation] = []
+    }
+
+    /// How long a hot stream is still read after its link ended, for values bluetoothd sent before it said so (the
+    /// link's end and the values travel on different D-Bus connections, in no fixed order between them). A stream
+    /// normally ends sooner: with `Notifying` false, or its socket's end.
+    static let drainGrace: Duration = .seconds(5)
     /// What the device offered on its latest link (kept after the link ends, for `ListHealthDevices`).
     private let offered = Mutex<HealthOffer?>(nil)
 
@@ -123,6 +146,9 @@ final class HealthSession: PeripheralSession {
         // allowed at once is made before any value can arrive, so both lanes start with the facts after it; one that
         // must wait for the cold lane is made by the gate below, which then switches both lanes' facts.
         clockLink.withLock { $0 = (link.number, nil, false) }
+        if let previous = forwarding.withLock({ current in defer { current = Forwarding(link: link.number) }; return current }) {
+            end(previous)
+        }
         let readFacts = await Self.readClock(link, at: clock)
         let writer = HealthClockWriter(link: link, mode: timeWrite, clock: clock)
         var facts = readFacts
@@ -142,7 +168,13 @@ final class HealthSession: PeripheralSession {
         }
         await sink.linkStarted(address: address, link: link.number, clock: facts)
         offered.withLock { $0 = HealthOffer(services: services, recordServices: services.filter(coldServices.contains)) }
-        var streams: [(HealthService, UInt16, NotificationBatches)] = []
+        // TimeWriteMoment rule 1 from the values: a measurement saying the clock is not set, unless written already.
+        // Watching from the first value; the write itself is armed once the set-up is done (below).
+        let clockNotSetWrite = HealthClockNotSetWrite(watching: clockWrittenAt == nil)
+        let (address, sink, clock, number) = (address, sink, clock, link.number)
+        // The records of a cold-lane service (and their companions), forwarded once the cold lane is set up: to
+        // its driver, or to the sink when its lane could not start.
+        var recordStreams: [(HealthService, UInt16, NotificationBatches)] = []
         for (service, subscribed, characteristic) in wanted {
             let isRecord = coldServices.contains(service)
                 && (service.keyedRecords.map { ([$0.records] + $0.companions).contains { $0.rawValue == subscribed.uuid } } ?? false)
@@ -150,7 +182,23 @@ final class HealthSession: PeripheralSession {
                 to: GattCharacteristic(session: link.session, path: characteristic.path), of: link.device.path,
                 timeout: link.timeout, allowingStartNotify: link.notifyPreference != .acquireOnly || isRecord,
                 indicatesOnly: characteristic.indicatesOnly || isRecord)
-            streams.append((service, subscribed.uuid, subscription.values))
+            if isRecord {
+                recordStreams.append((service, subscribed.uuid, subscription.values))
+                continue
+            }
+            // Forwarded from now on: a device may send (and, for an indication, see confirmed) as soon as its CCCD
+            // is written, and a later step of this set-up may still fail.
+            let (uuid, values) = (subscribed.uuid, subscription.values)
+            keep(stream: Task {
+                for await batch in values {
+                    for bytes in batch {
+                        clockNotSetWrite.received(characteristic: uuid, bytes: bytes)
+                        await sink.received(HealthCharacteristicValue(
+                            address: address, link: number, service: service, characteristic: uuid, bytes: bytes,
+                            receivedAt: clock.linkNow()))
+                    }
+                }
+            }, on: number)
         }
         // The cold lane, once every measurement is subscribed: the control point's indications, then one driver per
         // records-bearing service, started from the committed cursor (docs/design/health.md, "The cold lane").
@@ -231,18 +279,11 @@ final class HealthSession: PeripheralSession {
         if writeAfterColdLane, !cold.isEmpty, Set(cold.keys) == coldServices {
             lateWrite.arm(awaiting: Set(cold.keys)) { writeLater(nil) }
         }
-        // TimeWriteMoment rule 1 from the values: a measurement saying the clock is not set, unless written already.
-        let clockNotSetWrite = HealthClockNotSetWrite()
-        if clockWrittenAt == nil { clockNotSetWrite.arm { evidence in writeLater(evidence) } }
-        let (address, sink, clock, number) = (address, sink, clock, link.number)
-        var tasks = streams.map { service, characteristic, values in
-            let routed: AsyncStream<RecordTransferDriver.Event>.Continuation? = {
-                guard let entry = cold[service], let keyed = service.keyedRecords,
-                    ([keyed.records] + keyed.companions).contains(where: { $0.rawValue == characteristic })
-                else { return nil }
-                return entry.continuation
-            }()
-            return Task {
+        clockNotSetWrite.arm { evidence in writeLater(evidence) }
+        var tasks: [Task<Void, Never>] = []
+        for (service, characteristic, values) in recordStreams {
+            let routed = cold[service]?.continuation
+            let task = Task {
                 for await batch in values {
                     for bytes in batch {
                         let value = HealthCharacteristicValue(
@@ -253,6 +294,8 @@ final class HealthSession: PeripheralSession {
                     }
                 }
             }
+            // A records-bearing service whose cold lane could not start sends its records to the hot lane.
+            if routed == nil { keep(stream: task, on: number) } else { tasks.append(task) }
         }
         for (service, values) in indications {
             guard let continuation = cold[service]?.continuation else { continue }
@@ -284,12 +327,43 @@ final class HealthSession: PeripheralSession {
             }
         }
         let drivers = cold.values.map(\.continuation)
-        let previous = forwarding.withLock { current in
-            defer { current = (number, tasks, drivers) }
-            return current
+        let kept = forwarding.withLock { current in
+            guard current?.link == number else { return false }
+            current?.others += tasks
+            current?.drivers += drivers
+            return true
         }
-        previous?.tasks.forEach { $0.cancel() }
-        previous?.drivers.forEach { $0.yield(.linkDown); $0.finish() }
+        // The link ended during the set-up: what was started for it ends now.
+        if !kept { end(Forwarding(link: number, others: tasks, drivers: drivers), reportingEnd: false) }
+    }
+
+    /// Keeps a hot-lane stream's task with link `number`, or, when that link has ended meanwhile, lets it read
+    /// what its stream still holds and stop.
+    private func keep(stream task: Task<Void, Never>, on number: UInt64) {
+        let kept = forwarding.withLock { current in
+            guard current?.link == number else { return false }
+            current?.streams.append(task)
+            return true
+        }
+        if !kept { task.cancel() }
+    }
+
+    /// Ends what carried a link: its cold-lane drivers hear the link went down, its other tasks stop, and its hot
+    /// streams are read to their ends (their own, or `drainGrace` after now; a cancelled stream still yields what
+    /// it holds) before the sink hears the link ended.
+    private func end(_ ended: Forwarding, reportingEnd: Bool = true) {
+        ended.others.forEach { $0.cancel() }
+        ended.drivers.forEach { $0.yield(.linkDown); $0.finish() }
+        let (sink, address, clock, streams) = (sink, address, clock, ended.streams)
+        Task {
+            let grace = Task {
+                do { try await clock.sleep(Self.drainGrace) } catch { return }
+                streams.forEach { $0.cancel() }
+            }
+            for stream in streams { await stream.value }
+            grace.cancel()
+            if reportingEnd { await sink.linkEnded(address: address, link: ended.link) }
+        }
     }
 
     private func isCurrentLink(_ number: UInt64) -> Bool {
@@ -359,10 +433,7 @@ final class HealthSession: PeripheralSession {
     func linkDown() {
         clockLink.withLock { $0 = nil }
         guard let ended = forwarding.withLock({ current in defer { current = nil }; return current }) else { return }
-        ended.tasks.forEach { $0.cancel() }
-        ended.drivers.forEach { $0.yield(.linkDown); $0.finish() }
-        let (sink, address) = (sink, address)
-        Task { await sink.linkEnded(address: address, link: ended.link) }
+        end(ended)
     }
 
     func drain() async {}
