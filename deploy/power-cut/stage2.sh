@@ -77,6 +77,10 @@ mkdir -p "$work" /state/gateway /state/server
 pids=()
 declare -A names=()
 released=/work/released.log
+# Under software emulation beside a busy host a `tether status` can take more than drain.sh's 10 s: a lane once saw
+# every call of two minutes time out (an empty status.json, nothing in tether-status.log) and failed a boot whose
+# check had passed, as "devices did not reconnect". The bound here stops a hung CLI, not a slow one.
+status_timeout=45
 wrap=()
 [ -f /work/control ] && wrap=(eatmydata)
 
@@ -170,7 +174,11 @@ recover_and_stream() {
     if ! check_state; then trap - EXIT; finish "FAIL check after $1: $(tr '\n' ';' < "/work/check-$cycle.txt")"; exit 1; fi
     log "check passed: $(head -1 "/work/check-$cycle.txt")"
     start_system
-    wait_for "every device connected" 120 connected || { finish "FAIL devices did not reconnect"; exit 1; }
+    wait_for "every device connected" 300 connected || {
+        tail -3 "$work/tether-status.log" >> "/work/guest-$cycle.log"
+        finish "FAIL devices did not reconnect ($(status_field devices_connected 2>/dev/null || echo 'no status') connected)"
+        exit 1
+    }
     log "every device connected"
     start_load
     wait_for "events ACKed in this boot" 180 acking || { finish "FAIL no event was ACKed in this boot"; exit 1; }

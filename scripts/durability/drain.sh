@@ -14,7 +14,14 @@ fail() {
 }
 
 status_field() { "$python" "$helper" field "$work/status.json" "$@"; }
-read_status() { timeout 10 "$bin/tether" status --json >"$work/status.json" 2>>"$work/tether-status.log" || true; }
+# `tether status --json` into status.json, bounded by $status_timeout seconds (default 10); a call that ran out of
+# time leaves an empty status.json and says so in tether-status.log (timeout(1) kills it silently).
+read_status() {
+    local code=0
+    timeout "${status_timeout:-10}" "$bin/tether" status --json >"$work/status.json" 2>>"$work/tether-status.log" || code=$?
+    if ((code == 124)); then echo "$(date -u +%T) tether status timed out after ${status_timeout:-10} s" >>"$work/tether-status.log"; fi
+    return 0
+}
 device_list() { (IFS=,; echo "${addresses[*]}"); }
 
 # Stops the users, then waits (at most 180 s) until every created event is stored, no device holds one, the outbox

@@ -195,7 +195,7 @@ for ((number = first; number <= cuts + 1; number++)); do
     if [ "$mode" = final ]; then
         await "$run/result-$number" 900 || { kill -KILL "$qemu_pid" 2>/dev/null; failed "the final boot did not finish within 900 s"; }
         finish_boot
-    elif await "$run/streaming-$number" 600; then
+    elif await "$run/streaming-$number" 900; then
         delay_ms=$((1000 + RANDOM % (max_delay * 1000 - 999)))
         sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
         kill -KILL "$qemu_pid"
