@@ -9,6 +9,11 @@ import Testing
 struct FirmwareThroughTetherdTests {
     static func fixture(_ name: String) -> String { TetherdSystem.firmwareFixtures + "/" + name }
 
+    /// The images tetherd keeps in its state directory's `firmware/` (FirmwareUpdates rule 2).
+    static func keptImages(_ system: TetherdSystem) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: system.directory + "/firmware")) ?? []).sorted()
+    }
+
     @Test("an untrusted image is refused with exit 1; a trusted one is uploaded, tested and confirmed, and the device given back")
     func updateThroughTetherd() async throws {
         var device = TetherdEndToEndTests.device(7, pairing: .justWorks)
@@ -45,6 +50,8 @@ struct FirmwareThroughTetherdTests {
             #expect(history.first?["address"] as? String == "C0:54:45:00:10:07")
             // Given back: its link session has it again.
             #expect(try await connected(), "\(system.log("tetherd.log"))")
+            // tetherd's copy of the image goes once no unfinished update names it.
+            #expect(try await system.eventually { Self.keptImages(system).isEmpty }, "\(Self.keptImages(system))")
         } catch {
             await system.stop()
             throw error
@@ -111,6 +118,8 @@ struct FirmwareThroughTetherdTests {
                 }, "\(system.log("tetherd.log"))")
             let cli = Task { try await system.tether(["firmware", "update", serial, Self.fixture("ed25519-full-seccnt.img"), "--prove-for", "15"]) }
             try #require(try await system.eventually { try await latest()?["phase"] as? String == "proving" }, "\(system.log("tetherd.log"))")
+            // The unfinished update's image, kept for the resume.
+            #expect(Self.keptImages(system).count == 1, "\(Self.keptImages(system))")
 
             // SIGKILL: the journal's last durable write (phase proving) is all the new tetherd has.
             try await system.restartDaemon(killing: killing)
@@ -125,6 +134,7 @@ struct FirmwareThroughTetherdTests {
             let last = try await latest()
             #expect(finished, "\(String(describing: last))\n\(system.log(system.daemonLog))")
             #expect(system.log(system.daemonLog).contains("firmware update resumed"))
+            #expect(try await system.eventually { Self.keptImages(system).isEmpty }, "\(Self.keptImages(system))")
         } catch {
             await system.stop()
             throw error

@@ -89,7 +89,16 @@ public struct FirmwareUpdateRunner: Sendable {
     public func start(
         device: String, image: [UInt8], imagePath: String, trustedKeys: TrustedKeys, options: FirmwareUpdateProcedure.Options
     ) async throws(Failure) -> Started {
-        let verdict = ImageVerifier.inspect(image, trustedKeys: trustedKeys)
+        try await start(
+            device: device, image: image, verdict: ImageVerifier.inspect(image, trustedKeys: trustedKeys), imagePath: imagePath,
+            options: options)
+    }
+
+    /// The same, with the image's verdict made already by the caller (`ImageVerifier.inspect` of these very bytes),
+    /// which refused it if it was not verified: the control API verifies before it reads anything else.
+    public func start(
+        device: String, image: [UInt8], verdict: ImageVerdict, imagePath: String, options: FirmwareUpdateProcedure.Options
+    ) async throws(Failure) -> Started {
         guard verdict.isVerified, let parsed = verdict.image, let hash = verdict.computedHash else { throw .refused(verdict.refusal) }
         var random = SystemRandomNumberGenerator()
         let record: FirmwareUpdateRecord
@@ -197,6 +206,13 @@ public struct FirmwareUpdateRunner: Sendable {
     }
 
     @discardableResult
+    /// A started update that cannot go on before its procedure began (its image could not be kept): finished as
+    /// failed with `reason`, its device released. Nothing was sent to the device.
+    public func abandon(_ started: Started, because reason: String) async {
+        _ = finish(started.record.uid, .failed, message: reason)
+        await gateway.release(started.hold)
+    }
+
     private func finish(_ uid: String, _ outcome: FirmwareUpdateRecord.Outcome, message: String?) -> FirmwareUpdateRecord? {
         try? journal.finish(uid, outcome, message: message, at: now())
     }

@@ -16,8 +16,10 @@ import TetherStore
 ///
 ///  1. The image comes as a file descriptor, so tetherd (least privilege) reads what the technician's `tether` could
 ///     open; it must be a regular file (a read of one cannot hang the control API) of at most `maximumImageBytes`.
-///  2. tetherd keeps its own copy, owner-only, named by the image's SHA-256, before the update starts: the journal
-///     names it, for the resume after a restart.
+///  2. tetherd keeps its own copy, owner-only, named by the image's SHA-256, once the update is journaled and its
+///     device held (a busy device costs no write), before anything is sent: the journal names it, for the resume
+///     after a restart. A kept image no unfinished update names is removed (`pruneKeptImages`): when an update
+///     ends, and when tetherd starts.
 ///  3. The trusted keys are read at each update (`[firmware] trusted_keys`): a key added or removed counts from the
 ///     next update, without a restart.
 final class FirmwareUpdates: Sendable {
@@ -30,6 +32,9 @@ final class FirmwareUpdates: Sendable {
     let hub: SignalHub
     let logger: Logger
     private let running = Mutex<[String: Task<Void, Never>]>([:])
+    /// Serialises keeping an image with pruning: a prune reads the journal, then removes what it does not name, and
+    /// an image kept in between (its update journaled after the read) must not be among what it removes.
+    private let keptImages = Mutex<Void>(())
 
     init(runner: FirmwareUpdateRunner, trustedKeys: String, imageDirectory: String, hub: SignalHub, logger: Logger) {
         self.runner = runner
@@ -53,12 +58,18 @@ final class FirmwareUpdates: Sendable {
         guard verdict.isVerified else {
             throw ControlError.imageRefused(FirmwareUpdateProcedure.Failure.refused(verdict.refusal).description)
         }
-        let path = try keep(image)
+        let path = keptPath(of: image)
         let started: FirmwareUpdateRunner.Started
         do {
-            started = try await runner.start(device: device, image: image, imagePath: path, trustedKeys: keys, options: procedureOptions)
+            started = try await runner.start(device: device, image: image, verdict: verdict, imagePath: path, options: procedureOptions)
         } catch {
             throw Self.controlError(error)
+        }
+        do {
+            try keep(image, at: path)
+        } catch {
+            await runner.abandon(started, because: error.message)
+            throw error
         }
         logger.notice(
             "firmware update started",
@@ -105,6 +116,7 @@ final class FirmwareUpdates: Sendable {
             metadata: ["uid": "\(uid)", "outcome": "\(record.outcome?.rawValue ?? "none")", "message": "\(message ?? "")"])
         hub.current?.firmwareUpdateFinished(ControlRecords.firmwareUpdate(record, runningVersion: running))
         _ = self.running.withLock { $0.removeValue(forKey: uid) }
+        pruneKeptImages()
     }
 
     /// Runner rule 6 at start: every update the journal holds unfinished, once its device is connected (bounded by
@@ -117,6 +129,7 @@ final class FirmwareUpdates: Sendable {
             logger.error("cannot read the firmware update journal: \(error)")
             return
         }
+        pruneKeptImages()
         guard !unfinished.isEmpty else { return }
         await runner.gateway.waitUntilReady()
         // One unfinished update per device (the journal's rule 1): they may resume side by side.
@@ -193,23 +206,49 @@ final class FirmwareUpdates: Sendable {
         return try result.get()
     }
 
+    /// Rule 2's name for an image: its SHA-256 in the image directory.
+    func keptPath(of image: [UInt8]) -> String {
+        (imageDirectory as NSString).appendingPathComponent(SHA256Hex.of(image) + ".img")
+    }
+
     /// Rule 2: written whole, then renamed into place, owner-only.
-    private func keep(_ image: [UInt8]) throws(DBusError) -> String {
-        let name = SHA256Hex.of(image) + ".img"
-        let path = (imageDirectory as NSString).appendingPathComponent(name)
-        do {
-            try FileManager.default.createDirectory(atPath: imageDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            if FileManager.default.fileExists(atPath: path) { return path }
-            let partial = path + ".partial"
-            guard FileManager.default.createFile(atPath: partial, contents: Data(image), attributes: [.posixPermissions: 0o600]) else {
-                throw ControlError.storageFailed("cannot write \(partial)")
+    private func keep(_ image: [UInt8], at path: String) throws(DBusError) {
+        let directory = imageDirectory
+        let result: Result<Void, DBusError> = keptImages.withLock { _ in
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                if FileManager.default.fileExists(atPath: path) { return .success(()) }
+                let partial = path + ".partial"
+                guard FileManager.default.createFile(atPath: partial, contents: Data(image), attributes: [.posixPermissions: 0o600]) else {
+                    return .failure(ControlError.storageFailed("cannot write \(partial)"))
+                }
+                try FileManager.default.moveItem(atPath: partial, toPath: path)
+                return .success(())
+            } catch {
+                return .failure(ControlError.storageFailed("cannot keep the image in \(directory): \(error.localizedDescription)"))
             }
-            try FileManager.default.moveItem(atPath: partial, toPath: path)
-            return path
-        } catch let error as DBusError {
-            throw error
-        } catch {
-            throw ControlError.storageFailed("cannot keep the image in \(imageDirectory): \(error.localizedDescription)")
+        }
+        try result.get()
+    }
+
+    /// Rule 2's clean-up: removes every kept image (and partial copy) in the image directory that no unfinished
+    /// update names. Nothing is removed when the journal cannot be read.
+    func pruneKeptImages() {
+        let (directory, journal, logger) = (imageDirectory, runner.journal, logger)
+        keptImages.withLock { _ in
+            guard let unfinished = try? journal.unfinished(),
+                let names = try? FileManager.default.contentsOfDirectory(atPath: directory)
+            else { return }
+            let named = Set(unfinished.map(\.imagePath))
+            for name in names where name.hasSuffix(".img") || name.hasSuffix(".img.partial") {
+                let path = (directory as NSString).appendingPathComponent(name)
+                guard !named.contains(path) else { continue }
+                do {
+                    try FileManager.default.removeItem(atPath: path)
+                } catch {
+                    logger.warning("cannot remove the kept firmware image \(path): \(error.localizedDescription)")
+                }
+            }
         }
     }
 
