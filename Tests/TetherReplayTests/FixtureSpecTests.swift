@@ -152,7 +152,7 @@ struct FixtureSpecTests {
                 var rest = writtenFrames[...]
                 for frame in recordedFrames {
                     guard let index = rest.firstIndex(of: frame) else {
-                        Issue.record("connection \(number): recorded \(Hex.encode(frame)) was not written (in this order) by the replay")
+                        Issue.record("connection \(number): recorded \(Hex.encode(frame, separator: " ")) was not written (in this order) by the replay")
                         break
                     }
                     rest = rest[(index + 1)...]
@@ -195,7 +195,7 @@ struct FixtureSpecTests {
 
     static func firstDifference(_ a: [[UInt8]], _ b: [[UInt8]]) -> String {
         guard let index = a.indices.first(where: { $0 < b.count && a[$0] != b[$0] }) else { return "(lengths differ)" }
-        return "frame \(index): replay \(Hex.encode(a[index])), recording \(Hex.encode(b[index]))"
+        return "frame \(index): replay \(Hex.encode(a[index], separator: " ")), recording \(Hex.encode(b[index], separator: " "))"
     }
 
     static func specPath(_ transcript: String) -> String {

@@ -1,3 +1,5 @@
+import TetherPrimitives
+
 /// Why Tether will not send an image to a device. Each case names what is wrong and where; `code` is the stable
 /// word `tether firmware inspect --json` prints, `description` the sentence it prints for a person.
 /// docs/design/firmware-images.md lists them with the rule each one comes from.
@@ -150,16 +152,8 @@ public enum ImageRegion: String, Hashable, Sendable {
     case tlvs = "TLVs"
 }
 
-/// Lower-case hex, two digits a byte.
-func hex(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var text: [UInt8] = []
-    for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: text, as: UTF8.self)
-}
+/// Lower-case hex, two digits a byte (`Hex`).
+func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(bytes) }
 
 private func hex32(_ value: UInt32) -> String { hex([UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]) }
 private func hex16(_ value: UInt16) -> String { hex([UInt8(value >> 8), UInt8(truncatingIfNeeded: value)]) }

@@ -1,4 +1,5 @@
 import Crypto
+import TetherPrimitives
 
 /// The page checksum of docs/specs/sync-api.yaml ("Page checksum"): `sha256:` and the lowercase hex SHA-256 of the
 /// page's canonical lines, one per change in page order, each terminated by LF (U+000A).

@@ -1,4 +1,5 @@
 import Foundation
+import TetherPrimitives
 
 /// Writes a push body from commands whose payloads are already JSON text (the gateway's outbox stores them so):
 /// the payload goes in as is, so a batch of a thousand commands costs string appends rather than a parse and a

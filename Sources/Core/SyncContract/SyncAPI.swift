@@ -1,3 +1,5 @@
+import TetherPrimitives
+
 /// The fixed names of the sync API (docs/specs/sync-api.yaml): paths, media types, headers and limits both sides agree
 /// on. The spec is the authority; this file only spells it for Swift.
 public enum SyncAPI {
@@ -59,32 +61,5 @@ public enum PathSegment {
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-}
-
-/// Lowercase hexadecimal, as the checksums and setting values are written.
-public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    public static func byte(_ byte: UInt8) -> String {
-        String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]], as: UTF8.self)
-    }
-
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func value(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

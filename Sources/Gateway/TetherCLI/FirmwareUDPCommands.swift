@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SMP
 import TetherFirmware
+import TetherPrimitives
 
 /// `--udp HOST:PORT`: a device reached directly over SMP's UDP transport (Zephyr, port 1337 by default), without
 /// tetherd. Devices on BLE go through tetherd (issue 16, not yet built), so for now `--udp` is required.
@@ -117,7 +118,7 @@ enum FirmwareSlotText {
     static func table(_ state: SMPImageState) -> String {
         var table = TextTable("IMAGE", "SLOT", "VERSION", "FLAGS", "HASH")
         for slot in state.images {
-            table.add(["\(slot.image)", "\(slot.slot)", slot.version, flags(slot), slot.hash.map(FirmwareVerdictText.hexString) ?? "-"])
+            table.add(["\(slot.image)", "\(slot.slot)", slot.version, flags(slot), slot.hash.map { Hex.encode($0) } ?? "-"])
         }
         return table.lines.joined(separator: "\n")
     }
@@ -125,7 +126,7 @@ enum FirmwareSlotText {
     static func json(_ state: SMPImageState) -> String {
         let objects: [[String: Any]] = state.images.map { slot in
             [
-                "image": slot.image, "slot": slot.slot, "version": slot.version, "hash": slot.hash.map(FirmwareVerdictText.hexString) as Any,
+                "image": slot.image, "slot": slot.slot, "version": slot.version, "hash": slot.hash.map { Hex.encode($0) } as Any,
                 "active": slot.active, "confirmed": slot.confirmed, "pending": slot.pending, "permanent": slot.permanent,
                 "bootable": slot.bootable,
             ]

@@ -3,6 +3,7 @@ import Foundation
 import MCUbootImage
 import SMP
 import TetherFirmware
+import TetherPrimitives
 
 extension FirmwareCommand {
     /// `tether firmware update DEVICE... IMAGE` through tetherd, or `tether firmware update --udp HOST:PORT
@@ -148,7 +149,7 @@ extension FirmwareCommand {
 enum FirmwareUpdateText {
     static func line(_ event: FirmwareUDPUpdate.Event, rate: UploadRate = UploadRate()) -> String {
         switch event {
-        case .verified(let version, let hash): return "verified: \(version), hash \(FirmwareVerdictText.hexString(hash))"
+        case .verified(let version, let hash): return "verified: \(version), hash \(Hex.encode(hash))"
         case .parameters(let parameters): return "device: buf_size \(parameters.bufferSize), buf_count \(parameters.bufferCount)"
         case .progress(let progress):
             let percent = progress.totalBytes == 0 ? 100 : progress.confirmedBytes * 100 / progress.totalBytes
@@ -205,7 +206,7 @@ enum FirmwareUpdateText {
     static func json(_ event: FirmwareUDPUpdate.Event, rate: UploadRate = UploadRate(), device: String? = nil) -> String {
         var object: [String: Any]
         switch event {
-        case .verified(let version, let hash): object = ["phase": "verified", "version": version, "hash": FirmwareVerdictText.hexString(hash)]
+        case .verified(let version, let hash): object = ["phase": "verified", "version": version, "hash": Hex.encode(hash)]
         case .parameters(let parameters): object = ["phase": "parameters", "bufSize": parameters.bufferSize, "bufCount": parameters.bufferCount]
         case .progress(let progress):
             var fields: [String: Any] = ["phase": "upload", "bytes": progress.confirmedBytes, "total": progress.totalBytes]
@@ -216,7 +217,7 @@ enum FirmwareUpdateText {
         case .markedForTest: object = ["phase": "test"]
         case .resetSent: object = ["phase": "reset"]
         case .running(let slot):
-            object = ["phase": "running", "version": slot.version, "confirmed": slot.confirmed, "hash": slot.hash.map(FirmwareVerdictText.hexString) as Any]
+            object = ["phase": "running", "version": slot.version, "confirmed": slot.confirmed, "hash": slot.hash.map { Hex.encode($0) } as Any]
         case .proving(let seconds): object = ["phase": "proving", "seconds": seconds]
         case .confirmed: object = ["phase": "confirmed"]
         }

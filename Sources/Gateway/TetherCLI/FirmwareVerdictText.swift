@@ -1,5 +1,6 @@
 import Foundation
 import MCUbootImage
+import TetherPrimitives
 
 /// `tether firmware inspect`'s two renderings of an `ImageVerdict`: a table for people and one JSON object.
 enum FirmwareVerdictText {
@@ -51,8 +52,8 @@ enum FirmwareVerdictText {
             object["trailing_bytes"] = parsed.trailingByteCount
         }
         object["security_counter"] = verdict.securityCounter.map { Int($0) } ?? NSNull()
-        object["hash"] = verdict.statedHash.map(hexString) ?? NSNull()
-        object["computed_hash"] = verdict.computedHash.map(hexString) ?? NSNull()
+        object["hash"] = verdict.statedHash.map { Hex.encode($0) } ?? NSNull()
+        object["computed_hash"] = verdict.computedHash.map { Hex.encode($0) } ?? NSNull()
         object["signature"] = verdict.signatureType.map { "\($0)" } ?? NSNull()
         var key: [String: Any] = ["hash": verdict.key.keyHashHex ?? NSNull()]
         switch verdict.key {
@@ -73,5 +74,4 @@ enum FirmwareVerdictText {
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 }

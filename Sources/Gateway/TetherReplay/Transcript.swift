@@ -63,8 +63,8 @@ public struct Transcript: Hashable, Sendable {
             switch entry.event {
             case .connected(let mtu): lines.append("\(time) connect mtu=\(mtu)")
             case .disconnected: lines.append("\(time) disconnect")
-            case .deviceToGateway(let bytes): lines.append("\(time) D>G \(Hex.encode(bytes))")
-            case .gatewayToDevice(let bytes): lines.append("\(time) G>D \(Hex.encode(bytes))")
+            case .deviceToGateway(let bytes): lines.append("\(time) D>G \(Hex.encode(bytes, separator: " "))")
+            case .gatewayToDevice(let bytes): lines.append("\(time) G>D \(Hex.encode(bytes, separator: " "))")
             case .storageFull(let duration): lines.append("\(time) store-full ms=\(duration.nanoseconds / 1_000_000)")
             }
         }
@@ -173,7 +173,7 @@ public struct Transcript: Hashable, Sendable {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(fields.count - 2)
                 for field in fields.dropFirst(2) {
-                    guard let byte = Hex.byte(field) else { throw fail("`\(field)` is not a byte in two hex digits") }
+                    guard let byte = parseByte(field) else { throw fail("`\(field)` is not a byte in two hex digits") }
                     bytes.append(byte)
                 }
                 entries.append(TranscriptEntry(at: at, event: fields[1] == "D>G" ? .deviceToGateway(bytes) : .gatewayToDevice(bytes)))
@@ -240,17 +240,8 @@ extension Substring {
     }
 }
 
-/// Lower-case hex, two digits a byte, separated by spaces.
-public enum Hex {
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined(separator: " ")
-    }
-
-    static func byte(_ text: Substring) -> UInt8? {
-        guard text.count == 2, text.allSatisfy(\.isHexDigit) else { return nil }
-        return UInt8(text, radix: 16)
-    }
+/// One byte written as two hex digits, nil for anything else.
+private func parseByte(_ text: Substring) -> UInt8? {
+    guard text.count == 2, text.allSatisfy(\.isHexDigit) else { return nil }
+    return UInt8(text, radix: 16)
 }

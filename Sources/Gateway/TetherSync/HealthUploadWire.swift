@@ -1,6 +1,7 @@
 import Foundation
 import SyncContract
 import TetherStore
+import TetherPrimitives
 
 /// The store's claimed rows in the wire form of docs/specs/sync-api.yaml, "Health" (`SyncContract`'s types). The
 /// store keeps meaning (`HealthSampleRecord`, `HealthDeletionRecord`); only this file knows the JSON.
@@ -32,16 +33,7 @@ enum HealthUploadWire {
     }
 
     /// Lowercase hex, two digits a byte (the spec's `raw_bytes`).
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     static func body(_ request: some Encodable) throws(SyncFailure) -> [UInt8] {
         do {

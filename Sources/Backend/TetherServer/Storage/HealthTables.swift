@@ -1,5 +1,6 @@
 import Foundation
 import SyncContract
+import TetherPrimitives
 
 /// A health sample as the server keeps it: the sample as uploaded (uids in lowercase), when it was deleted (its
 /// tombstone's `requested_at`, as on the gateway), which gateway sent it and when the server stored it.

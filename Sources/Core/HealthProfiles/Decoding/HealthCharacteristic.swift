@@ -1,3 +1,5 @@
+import TetherPrimitives
+
 /// The health characteristics this module decodes, by their 16-bit Bluetooth SIG UUIDs (Assigned Numbers §3.8).
 public enum HealthCharacteristic: UInt16, Hashable, Sendable, CaseIterable, Encodable, CustomStringConvertible {
     case heartRateMeasurement = 0x2A37
@@ -63,7 +65,4 @@ public enum HealthCharacteristic: UInt16, Hashable, Sendable, CaseIterable, Enco
     }
 }
 
-func hex4(_ value: UInt16) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: 4 - digits.count) + digits
-}
+func hex4(_ value: UInt16) -> String { Hex.uppercase4(value) }

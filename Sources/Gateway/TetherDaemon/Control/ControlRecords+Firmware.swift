@@ -2,6 +2,7 @@ import DBus
 import SMP
 import TetherFirmware
 import TetherStore
+import TetherPrimitives
 
 /// The firmware records of docs/specs/control-api.md, "Firmware updates".
 extension ControlRecords {
@@ -13,7 +14,7 @@ extension ControlRecords {
             "uid": .string(record.uid),
             "address": .string(record.address),
             "image_version": .string(record.imageVersion),
-            "image_hash": .string(hex(record.imageHash)),
+            "image_hash": .string(Hex.encode(record.imageHash)),
             "image_bytes": .uint32(UInt32(clamping: record.imageBytes)),
             "leave_in_test": .bool(record.leaveInTest),
             "prove_for_ms": .int64(record.proveForMilliseconds),
@@ -35,7 +36,7 @@ extension ControlRecords {
         case .verified(let version, let hash):
             fields["event"] = .string("verified")
             fields["image_version"] = .string(version)
-            fields["image_hash"] = .string(hex(hash))
+            fields["image_hash"] = .string(Hex.encode(hash))
         case .parameters(let parameters):
             fields["event"] = .string("parameters")
             fields["buf_size"] = .uint32(UInt32(clamping: parameters.bufferSize))
@@ -53,7 +54,7 @@ extension ControlRecords {
         case .running(let slot):
             fields["event"] = .string("running")
             fields["image_version"] = .string(slot.version)
-            fields["image_hash"] = slot.hash.map { .string(hex($0)) }
+            fields["image_hash"] = slot.hash.map { .string(Hex.encode($0)) }
             fields["confirmed"] = .bool(slot.confirmed)
         case .proving(let seconds):
             fields["event"] = .string("proving")
@@ -63,7 +64,4 @@ extension ControlRecords {
         return dictionary(fields)
     }
 
-    private static func hex<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
 }

@@ -87,7 +87,7 @@ extension ControlRecords {
             "epoch": .int64(sample.epoch),
             "lane": .string(sample.lane.rawValue),
             "received_at": .int64(sample.receivedAt.nanoseconds),
-            "raw": sample.rawBytes.map { .string(hex($0)) },
+            "raw": sample.rawBytes.map { .string(Hex.encode($0)) },
             "upload_state": .string(record.upload.state.rawValue),
             // Why the backend refused it for good (issue 15): what a technician needs to act on a rejected sample.
             "rejected_reason": record.upload.rejectedReason.map { .string($0) },
@@ -118,7 +118,7 @@ extension ControlRecords {
         var fields = healthValue(reading.value)
         fields.merge([
             "address": .string(reading.address),
-            "characteristic": .string(hex4(reading.characteristic)),
+            "characteristic": .string(Hex.uppercase4(reading.characteristic)),
             "metric": .string(reading.metric),
             "metric_code": reading.metricCode.map { .uint32(UInt32(clamping: $0)) },
             "intermediate": .bool(reading.intermediate),
@@ -160,15 +160,4 @@ extension ControlRecords {
         return String(lower.dropFirst(4).prefix(4)).uppercased()
     }
 
-    static func hex4(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 4 - digits.count) + digits
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
-    }
 }

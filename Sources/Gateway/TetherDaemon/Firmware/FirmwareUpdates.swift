@@ -208,7 +208,7 @@ final class FirmwareUpdates: Sendable {
 
     /// Rule 2's name for an image: its SHA-256 in the image directory.
     func keptPath(of image: [UInt8]) -> String {
-        (imageDirectory as NSString).appendingPathComponent(SHA256Hex.of(image) + ".img")
+        (imageDirectory as NSString).appendingPathComponent(Hex.encode(SHA256.hash(data: image)) + ".img")
     }
 
     /// Rule 2: written whole, then renamed into place, owner-only.
@@ -286,12 +286,5 @@ final class FirmwareUpdates: Sendable {
         case .store(let store): ControlError.from(store)
         case .update, .interrupted: ControlError.unavailable(error.description)
         }
-    }
-}
-
-/// The lowercase hex SHA-256 of some bytes (the kept image's name).
-enum SHA256Hex {
-    static func of(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -61,7 +61,7 @@ final class DeviceInformationSession: PeripheralSession {
     static func apply(_ value: [UInt8], to field: Field, in information: inout DeviceInformation) {
         if field == .systemId {
             guard value.count == 8 else { return }
-            information.systemId = value.map { String(format: "%02x", $0) }.joined()
+            information.systemId = Hex.encode(value)
             return
         }
         if field == .pnpId {

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import SyncContract
+import TetherPrimitives
 
 // Writes: a planned batch applied in the caller's transaction, one statement per table (rows as a JSON array
 // read by `jsonb_to_recordset`), and the token writes.
@@ -116,7 +117,7 @@ private struct PostgresRecordJSON: Encodable {
             case .integer(let integer): try container.encode(integer, forKey: key)
             case .text(let text): try container.encode(text, forKey: key)
             case .bool(let bool): try container.encode(bool, forKey: key)
-            case .bytes(let bytes): try container.encode(SyncContract.Hex.encode(bytes), forKey: key)
+            case .bytes(let bytes): try container.encode(Hex.encode(bytes), forKey: key)
             case .date(let date): try container.encode(date.timeIntervalSince1970, forKey: key)
             }
         }

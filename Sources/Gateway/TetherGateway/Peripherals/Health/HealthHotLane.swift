@@ -144,8 +144,7 @@ public actor HealthHotLane: HealthValueSink {
 
     private func refuse(_ value: HealthCharacteristicValue, because reason: String) {
         counters.refused += 1
-        let hex = value.bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        refusals[value.address] = "0x\(String(value.characteristic, radix: 16, uppercase: true)) \(hex): \(reason)"
+        refusals[value.address] = "0x\(Hex.uppercase4(value.characteristic)) \(Hex.encode(value.bytes)): \(reason)"
     }
 
     private func peripheralUid(_ address: String) -> String? {

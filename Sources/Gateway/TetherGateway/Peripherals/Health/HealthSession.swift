@@ -109,7 +109,7 @@ final class HealthSession: PeripheralSession {
                 continue
             }
             for wanted in health.subscribed {
-                guard let characteristic = service.characteristic(hex4(wanted.uuid)), characteristic.canSubscribe else { continue }
+                guard let characteristic = service.characteristic(Hex.uppercase4(wanted.uuid)), characteristic.canSubscribe else { continue }
                 result.append((health, wanted, characteristic))
             }
         }
@@ -122,8 +122,8 @@ final class HealthSession: PeripheralSession {
     static func recordStreams(in services: [GattService]) -> [(HealthService, GattService.Characteristic)] {
         services.compactMap { service in
             guard let number = service.assignedNumber, let health = HealthService(assignedNumber: number), health.storesRecords,
-                let keyed = health.keyedRecords, service.characteristic(hex4(keyed.records.rawValue)) != nil,
-                let controlPoint = service.characteristic(hex4(HealthService.recordAccessControlPoint)),
+                let keyed = health.keyedRecords, service.characteristic(Hex.uppercase4(keyed.records.rawValue)) != nil,
+                let controlPoint = service.characteristic(Hex.uppercase4(HealthService.recordAccessControlPoint)),
                 controlPoint.canSubscribe, controlPoint.flags.contains("write")
             else { return nil }
             return (health, controlPoint)
@@ -440,10 +440,5 @@ final class HealthSession: PeripheralSession {
 
     func finish() {
         linkDown()
-    }
-
-    private static func hex4(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 4 - digits.count) + digits
     }
 }
