@@ -1,6 +1,7 @@
 @testable import BlueZSimulator
 import Foundation
 import Testing
+import TetherTestSupport
 
 /// `tether firmware update DEVICE IMAGE` and `tether firmware updates` against the built tetherd on a private bus, with
 /// tether-sim's device offering MCUmgr's SMP service beside its Tether link (factory image ed25519-hash.img, 1.2.3+4)
@@ -135,6 +136,73 @@ struct FirmwareThroughTetherdTests {
             #expect(finished, "\(String(describing: last))\n\(system.log(system.daemonLog))")
             #expect(system.log(system.daemonLog).contains("firmware update resumed"))
             #expect(try await system.eventually { Self.keptImages(system).isEmpty }, "\(Self.keptImages(system))")
+        } catch {
+            await system.stop()
+            throw error
+        }
+        await system.stop()
+    }
+
+    /// An image of `kib` KiB of pseudo-random body (nothing along the way could compress it), signed by imgtool (the
+    /// pinned PyPI tool, not Tether's code) with the fixtures' Ed25519 key, which tetherd trusts; in `directory`.
+    static func signedImage(kib: Int, in directory: String) async throws -> String {
+        let imgtool = try await PinnedPythonTools.tool("imgtool-venv.sh")
+        var generator = SystemRandomNumberGenerator()
+        let body = directory + "/body.bin"
+        let image = directory + "/large.img"
+        try Data((0..<(kib * 1024)).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).write(to: URL(fileURLWithPath: body))
+        let signed = try await ChildProcess.run(
+            imgtool,
+            ["sign", "--slot-size", "0x60000", "-k", TetherdSystem.firmwareFixtures + "/keys/ed25519.pem", "-H", "0x200", "--pad-header",
+             "-v", "3.0.0+7", body, image],
+            timeout: .seconds(120))
+        try #require(signed.status == 0, "imgtool sign: \(signed.standardError)")
+        return image
+    }
+
+    @Test("an upload cut by a SIGKILLed tetherd goes on under the next tetherd from the device's own offset: one erase, the upload not started again")
+    func resumesAnUploadAfterAKill() async throws {
+        var device = TetherdEndToEndTests.device(10, pairing: .justWorks)
+        device.smp = SMPServiceConfiguration(image: Self.fixture("ed25519-hash.img"))
+        // A slow flash (85 ms a page erase, 100 ms a KiB written): the 192 KiB upload takes about 20 s, so the kill
+        // lands in it whatever the machine's load (with nRF52840 timings it was over before a poll saw it).
+        device.smp?.flash = .init(eraseMillisecondsPerSector: 85, writeMicrosecondsPerKiB: 100_000)
+        let system = try await TetherdSystem.start(devices: [device])
+        do {
+            let (address, serial) = ("C0:54:45:00:10:0A", "TE00000010")
+            let image = try await Self.signedImage(kib: 192, in: system.directory)
+            #expect(try await system.tether(["pair", address]).status == 0)
+            func latest() async throws -> [String: Any]? {
+                ((try? await system.json(["firmware", "updates"])) as? [[String: Any]])?.first
+            }
+            try #require(
+                try await system.eventually {
+                    let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
+                    return devices.contains { $0["serial"] as? String == serial && $0["state"] as? String == "connected" }
+                }, "\(system.log("tetherd.log"))")
+            let cli = Task { try await system.tether(["firmware", "update", serial, image, "--prove-for", "1"]) }
+            // The journal's first durable offset (every 32 KiB): the upload is well under way when tetherd dies.
+            let underWay = try await system.eventually {
+                let update = try await latest()
+                return update?["phase"] as? String == "uploading" && (update?["bytes_acknowledged"] as? Int ?? 0) >= 32 * 1024
+            }
+            let atKill = try await latest()
+            try #require(underWay, "\(String(describing: atKill))\n\(system.log("tetherd.log"))")
+            let offsetAtKill = atKill?["bytes_acknowledged"] as? Int ?? 0
+            try await system.restartDaemon(killing: true)
+
+            let followed = try await cli.value
+            #expect(followed.status == 0, "\(followed.standardError)\n\(system.log(system.daemonLog))")
+            #expect(followed.standardOutput.contains("done: 3.0.0.7 runs, confirmed"), "\(followed.standardOutput)")
+            let last = try await latest()
+            #expect(last?["outcome"] as? String == "confirmed" && last?["attempts"] as? Int == 2, "\(String(describing: last))")
+            // The device's own record of the upload: erased once, at its start, and the next tetherd's first request
+            // answered with the device's offset (SMPDevice rule 2), so the upload went on rather than began again.
+            let simulated = try #require(system.simulator.devices.first { $0.configuration.address == address })
+            let smp = try #require(await simulated.smpDevice)
+            #expect(smp.erases == 1, "erases \(smp.erases): the upload began again (journal offset at the kill \(offsetAtKill))")
+            #expect(smp.offsetCorrections >= 1, "offset corrections \(smp.offsetCorrections)")
+            #expect(smp.slots.primary.version == "3.0.0.7" || smp.slots.primary.version == "3.0.0+7", "\(smp.slots.primary.version)")
         } catch {
             await system.stop()
             throw error
