@@ -53,7 +53,7 @@ final class NotifySocket: @unchecked Sendable {
 
     /// Up to `count` datagrams, each waited for up to 1 s, off the pool as `waitFor`.
     func drain(_ count: Int) async throws {
-        _ = try await onOwnThread("notify-socket") { (0..<count).compactMap { _ in self.receive() } }
+        try await onOwnThread("notify-socket") { for _ in 0..<count { _ = self.receive() } }
     }
 
     /// Reads every datagram as it comes, on a thread of its own, until `stop`. For a daemon that pings every 50 ms:

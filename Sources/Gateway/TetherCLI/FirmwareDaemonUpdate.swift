@@ -77,9 +77,17 @@ struct FirmwareDaemonUpdate {
         defer { feeders.forEach { $0.cancel() } }
         // Rule 2.
         let silence = Duration.seconds(command.proveFor + 300)
+        // One watchdog for the whole update: each step heard moves its deadline on.
+        let lastHeard = Mutex(ContinuousClock.now)
         let watchdog = Task {
-            try await Task.sleep(for: silence)
-            feed.yield(.silence)
+            while !Task.isCancelled {
+                let deadline = lastHeard.withLock { $0 } + silence
+                if ContinuousClock.now >= deadline {
+                    feed.yield(.silence)
+                    return
+                }
+                try await Task.sleep(until: deadline, clock: .continuous)
+            }
         }
         defer { watchdog.cancel() }
         // Rule 3.
@@ -102,7 +110,6 @@ struct FirmwareDaemonUpdate {
         var lastPercent = -1
         let clock = ContinuousClock.now
         func say(_ text: String) { Output.line(label.map { "\($0): \(text)" } ?? text) }
-        var heard = watchdog
         for await followed in events {
             switch followed {
             case .daemonGone:
@@ -116,11 +123,7 @@ struct FirmwareDaemonUpdate {
             case .progress(let signal):
                 let record = GatewayRecord(signal.arguments.first?.variantDictionaryValue ?? [:])
                 guard record.string("uid") == uid, let event = FirmwareProgressText.event(record) else { continue }
-                heard.cancel()
-                heard = Task {
-                    try await Task.sleep(for: silence)
-                    feed.yield(.silence)
-                }
+                lastHeard.withLock { $0 = .now }
                 if case .progress(let upload) = event {
                     rate.record(confirmedBytes: upload.confirmedBytes, elapsed: ContinuousClock.now - clock)
                     let percent = upload.totalBytes == 0 ? 100 : upload.confirmedBytes * 100 / upload.totalBytes
@@ -131,7 +134,6 @@ struct FirmwareDaemonUpdate {
             case .finished(let signal):
                 let record = GatewayRecord(signal.arguments.first?.variantDictionaryValue ?? [:])
                 guard record.string("uid") == uid else { continue }
-                heard.cancel()
                 return report(record, device: device, label: label)
             }
         }
