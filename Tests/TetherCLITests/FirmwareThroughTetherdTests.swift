@@ -23,13 +23,7 @@ struct FirmwareThroughTetherdTests {
         do {
             let paired = try await system.tether(["pair", "C0:54:45:00:10:07"])
             #expect(paired.status == 0, "\(paired.standardError)")
-            func connected() async throws -> Bool {
-                try await system.eventually {
-                    let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
-                    return devices.contains { $0["serial"] as? String == "TE00000007" && $0["state"] as? String == "connected" }
-                }
-            }
-            try #require(try await connected(), "\(system.log("tetherd.log"))")
+            try #require(try await system.connected("TE00000007"), "\(system.log("tetherd.log"))")
 
             let refused = try await system.tether(["firmware", "update", "TE00000007", Self.fixture("untrusted-ed25519.img")])
             #expect(refused.status == 1, "\(refused.standardError)")
@@ -50,7 +44,7 @@ struct FirmwareThroughTetherdTests {
             #expect(history.first?["outcome"] as? String == "confirmed" && history.first?["phase"] as? String == "finished", "\(history)")
             #expect(history.first?["address"] as? String == "C0:54:45:00:10:07")
             // Given back: its link session has it again.
-            #expect(try await connected(), "\(system.log("tetherd.log"))")
+            #expect(try await system.connected("TE00000007"), "\(system.log("tetherd.log"))")
             // tetherd's copy of the image goes once no unfinished update names it.
             #expect(try await system.eventually { Self.keptImages(system).isEmpty }, "\(Self.keptImages(system))")
         } catch {
@@ -112,11 +106,7 @@ struct FirmwareThroughTetherdTests {
             func latest() async throws -> [String: Any]? {
                 ((try? await system.json(["firmware", "updates"])) as? [[String: Any]])?.first
             }
-            try #require(
-                try await system.eventually {
-                    let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
-                    return devices.contains { $0["serial"] as? String == serial && $0["state"] as? String == "connected" }
-                }, "\(system.log("tetherd.log"))")
+            try #require(try await system.connected(serial), "\(system.log("tetherd.log"))")
             let cli = Task { try await system.tether(["firmware", "update", serial, Self.fixture("ed25519-full-seccnt.img"), "--prove-for", "15"]) }
             try #require(try await system.eventually { try await latest()?["phase"] as? String == "proving" }, "\(system.log("tetherd.log"))")
             // The unfinished update's image, kept for the resume.
@@ -175,11 +165,7 @@ struct FirmwareThroughTetherdTests {
             func latest() async throws -> [String: Any]? {
                 ((try? await system.json(["firmware", "updates"])) as? [[String: Any]])?.first
             }
-            try #require(
-                try await system.eventually {
-                    let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
-                    return devices.contains { $0["serial"] as? String == serial && $0["state"] as? String == "connected" }
-                }, "\(system.log("tetherd.log"))")
+            try #require(try await system.connected(serial), "\(system.log("tetherd.log"))")
             let cli = Task { try await system.tether(["firmware", "update", serial, image, "--prove-for", "1"]) }
             // The journal's first durable offset (every 32 KiB): the upload is well under way when tetherd dies.
             let underWay = try await system.eventually {

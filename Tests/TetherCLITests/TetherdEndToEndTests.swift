@@ -33,11 +33,7 @@ struct TetherdEndToEndTests {
             #expect(record["address"] as? String == "C0:54:45:00:10:01")
 
             // tetherd keeps the paired device connected and learns its serial once it names itself.
-            let connected = try await system.eventually {
-                let devices = (try? await system.json(["devices"])) as? [[String: Any]] ?? []
-                return devices.contains { $0["serial"] as? String == "TE00000001" && $0["state"] as? String == "connected" }
-            }
-            #expect(connected, "\(system.log("tetherd.log"))")
+            #expect(try await system.connected("TE00000001"), "\(system.log("tetherd.log"))")
             // The simulated device itself holds the bond.
             #expect(await system.simulator.devices[0].isPaired)
         } catch {

@@ -142,6 +142,15 @@ final class TetherdSystem: @unchecked Sendable {
         }
     }
 
+    /// Whether `tether devices` shows the device with `serial` connected within 60 s (`eventually`): tetherd keeps a
+    /// paired device connected and learns its serial once it names itself.
+    func connected(_ serial: String) async throws -> Bool {
+        try await eventually {
+            let devices = (try? await json(["devices"])) as? [[String: Any]] ?? []
+            return devices.contains { $0["serial"] as? String == serial && $0["state"] as? String == "connected" }
+        }
+    }
+
     /// Consumption events on tether-server, read from its SQLite file.
     func eventsOnServer() throws -> Int {
         let queue = try DatabaseQueue(path: serverDatabase, configuration: { var c = Configuration(); c.readonly = true; return c }())
