@@ -16,6 +16,19 @@ import TetherTestSupport
 struct HealthHotLaneTests {
     static let bloodPressureMeasurement = "00002a35-0000-1000-8000-00805f9b34fb"
 
+    /// A hot lane on a fresh gateway database in a directory of its own (the caller removes it), with `address`
+    /// registered as a health peripheral.
+    static func lane(for address: String) throws -> (directory: URL, database: GatewayDatabase, lane: HealthHotLane) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hot-lane-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let database = try GatewayDatabase(path: directory.appendingPathComponent("gateway.sqlite").path)
+        let committer = GroupCommitter(service: ConsumptionService(database: database))
+        var random = SystemRandomNumberGenerator()
+        try PeripheralRegistry(database: database).recordClassification(
+            kinds: [.health], services: [], identityAddress: address, at: Timestamp(nanoseconds: 1), using: &random)
+        return (directory, database, HealthHotLane(database: database, committer: committer))
+    }
+
     /// A cuff with three stored readings and a clock an hour ahead, through a real gateway and its store. Every reading
     /// becomes its samples (systolic, diastolic, mean arterial pressure: MDC 150021/150022/150023) once, in the hot
     /// lane, with the raw bytes and parser version; its time is corrected by the clock reading the session took (a
@@ -105,16 +118,9 @@ struct HealthHotLaneTests {
     /// The same value arriving twice (a device resending after a lost confirmation, a reconnect) is one row: the
     /// store's dedup key refuses the second and the lane counts it a duplicate.
     @Test func aResentReadingIsStoredOnce() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hot-lane-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try GatewayDatabase(path: directory.appendingPathComponent("gateway.sqlite").path)
-        let committer = GroupCommitter(service: ConsumptionService(database: database))
-        var random = SystemRandomNumberGenerator()
         let address = "C0:54:45:00:00:09"
-        try PeripheralRegistry(database: database).recordClassification(
-            kinds: [.health], services: [], identityAddress: address, at: Timestamp(nanoseconds: 1), using: &random)
-        let lane = HealthHotLane(database: database, committer: committer)
+        let (directory, database, lane) = try Self.lane(for: address)
+        defer { try? FileManager.default.removeItem(at: directory) }
         // BLS §3.1 worked by hand: flags 0x02 (mmHg, time stamp), 120 / 80 / 93 mmHg as SFLOAT with exponent 0,
         // 2026-11-24 08:30:00.
         let bytes: [UInt8] = [0x02, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0xEA, 0x07, 0x0B, 0x18, 0x08, 0x1E, 0x00]
@@ -138,16 +144,9 @@ struct HealthHotLaneTests {
     /// write keeps the facts read before it, even when the lane hears of it after the switch; one received after
     /// is timed by the clock the gateway set.
     @Test func aClockWriteSwitchesTheFactsAtTheWriteByTimeOfReceipt() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hot-lane-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try GatewayDatabase(path: directory.appendingPathComponent("gateway.sqlite").path)
-        let committer = GroupCommitter(service: ConsumptionService(database: database))
-        var random = SystemRandomNumberGenerator()
         let address = "C0:54:45:00:00:0A"
-        try PeripheralRegistry(database: database).recordClassification(
-            kinds: [.health], services: [], identityAddress: address, at: Timestamp(nanoseconds: 1), using: &random)
-        let lane = HealthHotLane(database: database, committer: committer)
+        let (directory, database, lane) = try Self.lane(for: address)
+        defer { try? FileManager.default.removeItem(at: directory) }
         func at(_ hours: Int64, _ minutes: Int64, _ seconds: Int64) -> Timestamp {
             // 2026-11-24T00:00:00Z = 1795478400 (date -u -d 2026-11-24 +%s).
             Timestamp(nanoseconds: (1_795_478_400 + hours * 3600 + minutes * 60 + seconds) * 1_000_000_000)
@@ -177,16 +176,9 @@ struct HealthHotLaneTests {
     /// a stream to its end after its link dropped). Each is timed with what its own connection read of the clock:
     /// here the first connection saw the cuff's clock an hour ahead and the second after the cuff was corrected.
     @Test func aLateValueOfAnEndedLinkKeepsItsLinksClock() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hot-lane-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try GatewayDatabase(path: directory.appendingPathComponent("gateway.sqlite").path)
-        let committer = GroupCommitter(service: ConsumptionService(database: database))
-        var random = SystemRandomNumberGenerator()
         let address = "C0:54:45:00:00:0B"
-        try PeripheralRegistry(database: database).recordClassification(
-            kinds: [.health], services: [], identityAddress: address, at: Timestamp(nanoseconds: 1), using: &random)
-        let lane = HealthHotLane(database: database, committer: committer)
+        let (directory, database, lane) = try Self.lane(for: address)
+        defer { try? FileManager.default.removeItem(at: directory) }
         func at(_ hours: Int64, _ minutes: Int64, _ seconds: Int64) -> Timestamp {
             // 2026-11-24T00:00:00Z = 1795478400 (date -u -d 2026-11-24 +%s).
             Timestamp(nanoseconds: (1_795_478_400 + hours * 3600 + minutes * 60 + seconds) * 1_000_000_000)
