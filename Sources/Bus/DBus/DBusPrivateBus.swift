@@ -104,19 +104,28 @@ public final class DBusPrivateBus: Sendable {
     /// SIGKILL rather than SIGTERM: Foundation's `Process` starts the child with the signal mask of the thread
     /// that launched it, and Swift's concurrency threads block SIGTERM, so the daemon would never see it. The
     /// daemon keeps no state worth a graceful exit; its socket goes with the directory.
+    ///
+    /// It does not wait for Foundation to see the daemon exit: that wait (up to 5 s on a loaded machine) runs on a
+    /// thread of its own, which keeps the `Process` until then. `stop` is called from tests' async code, and on
+    /// Swift's two-thread pool (two cores) a few such waits at once held up every other test in the process.
     public func stop() {
-        let stopped = daemon.withLock { daemon -> Bool in
-            guard let process = daemon else { return false }
-            daemon = nil
-            if process.isRunning {
-                _ = kill(process.processIdentifier, SIGKILL)
-                Self.awaitExit(of: process)
-            }
-            return true
+        let stopped = daemon.withLock { daemon -> Process? in
+            defer { daemon = nil }
+            return daemon
         }
-        if stopped {
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        guard let process = stopped else { return }
+        if process.isRunning { _ = kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: directory)
+        let reaping = UncheckedProcess(process)
+        let thread = Thread { Self.awaitExit(of: reaping.process) }
+        thread.name = "dbus-private-bus-reaper"
+        thread.start()
+    }
+
+    /// A `Process` handed to the reaping thread, which alone touches it from then on.
+    private struct UncheckedProcess: @unchecked Sendable {
+        let process: Process
+        init(_ process: Process) { self.process = process }
     }
 
     /// Waits (at most 5 s) until Foundation has seen the SIGKILLed daemon exit. Not `waitUntilExit()`: on Linux it
