@@ -1,3 +1,4 @@
+import GRDB
 import GRDBSQLite
 
 /// The memory SQLite itself holds in this process: page caches, prepared statements, schema, and scratch space.
@@ -18,5 +19,14 @@ public struct SQLiteHeap: Hashable, Sendable {
         // Without memory statistics SQLite answers OK and reports zero; a process with a database open has more.
         guard highwater > 0 else { return nil }
         return SQLiteHeap(bytes: Int64(current), highwaterBytes: Int64(highwater))
+    }
+
+    /// Bytes of page cache one connection holds now (`sqlite3_db_status(SQLITE_DBSTATUS_CACHE_USED)`,
+    /// https://sqlite.org/c3ref/c_dbstatus_options.html): unlike `current()`, this connection's alone.
+    public static func pageCacheBytes(of db: Database) -> Int {
+        var current: Int32 = 0
+        var highwater: Int32 = 0
+        guard sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0) == SQLITE_OK else { return 0 }
+        return Int(current)
     }
 }
