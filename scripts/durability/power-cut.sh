@@ -95,11 +95,6 @@ if [ -z "$resume" ]; then
         exit 1
     fi
 
-    # The guest's side: its stage 2 and the scripts it sources.
-    cp deploy/power-cut/stage2.sh "$run/guest/stage2.sh"
-    mkdir -p "$run/guest/scripts/demo" "$run/guest/scripts/durability"
-    cp scripts/demo/system.sh scripts/demo/devices.py "$run/guest/scripts/demo/"
-    cp scripts/durability/check.py scripts/durability/drain.sh "$run/guest/scripts/durability/"
     $control && touch "$run/control"
     : > "$run/released.log"
     # The glucose meter's history starts a day ago and grows by 50 one-second records a boot (deploy/power-cut/stage2.sh).
@@ -126,6 +121,13 @@ if [ -z "$resume" ]; then
     echo "$cuts $seed $devices $max_delay $control" > "$run/settings"
     declare -p accel_args qemu_common kernel_args > "$run/vm-args.sh"
 fi
+
+# The guest's side: its stage 2 and the scripts it sources, copied again on a resume too, so that a fix to them
+# reaches a run already under way (its binaries, settings and disks stay the run's own).
+cp deploy/power-cut/stage2.sh "$run/guest/stage2.sh"
+mkdir -p "$run/guest/scripts/demo" "$run/guest/scripts/durability"
+cp scripts/demo/system.sh scripts/demo/devices.py "$run/guest/scripts/demo/"
+cp scripts/durability/check.py scripts/durability/drain.sh "$run/guest/scripts/durability/"
 disk=$run/state.img
 binaries=$run/binaries.img
 
