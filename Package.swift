@@ -201,7 +201,8 @@ let simulation: [Target] = [
     // A Tether device on a real controller (the real-BlueZ VM scenario): the device model behind a GATT
     // application and an LE advertisement registered with bluetoothd, with a fixed-passkey agent.
     .target(
-        name: "TetherPeripheral", dependencies: ["DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives", argumentParser],
+        name: "TetherPeripheral",
+        dependencies: ["DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives", "SMP", "SMPDeviceModel", argumentParser],
         path: "Sources/Simulation/TetherPeripheral"
     ),
 
@@ -317,7 +318,7 @@ let tests: [Target] = [
     ),
     .testTarget(
         name: "TetherPeripheralTests",
-        dependencies: ["TetherPeripheral", "DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives"]
+        dependencies: ["TetherPeripheral", "DBus", "TetherDeviceModel", "LinkProtocol", "TetherSettings", "TetherPrimitives", "SMPDeviceModel", "CBOR", "SMP"]
     ),
     .testTarget(
         name: "TetherGatewayTests",

@@ -195,4 +195,73 @@ struct FirmwareThroughTetherdTests {
         }
         await system.stop()
     }
+
+    @Test("list, test, confirm, reset and erase through tetherd on a device it serves; a refused command, a held device and an unknown one fail with the reason")
+    func slotCommandsThroughTetherd() async throws {
+        var device = TetherdEndToEndTests.device(12, pairing: .justWorks)
+        device.smp = SMPServiceConfiguration(image: Self.fixture("ed25519-hash.img"))
+        let system = try await TetherdSystem.start(devices: [device])
+        do {
+            let serial = "TE00000012"
+            #expect(try await system.tether(["pair", "C0:54:45:00:10:0C"]).status == 0)
+            try #require(try await system.connected(serial), "\(system.log("tetherd.log"))")
+            func slots() async throws -> [[String: Any]] {
+                let listed = try await system.tether(["firmware", "list", serial, "--json"])
+                try #require(listed.status == 0, "\(listed.standardError)\n\(system.log("tetherd.log"))")
+                return try #require(try JSONSerialization.jsonObject(with: Data(listed.standardOutput.utf8)) as? [[String: Any]])
+            }
+            func versions() async throws -> [String?] { try await slots().map { $0["version"] as? String } }
+            let factory = try await slots()
+            #expect(factory.count == 1 && factory.first?["version"] as? String == "1.2.3.4" && factory.first?["confirmed"] as? Bool == true, "\(factory)")
+            let factoryHash = try #require(factory.first?["hash"] as? String)
+
+            // An update holds the device while its image proves itself (8 s): a command meanwhile is busy, naming it.
+            let updating = Task {
+                try await system.tether(["firmware", "update", serial, Self.fixture("ed25519-full-seccnt.img"), "--prove-for", "8"])
+            }
+            try #require(try await system.eventually {
+                ((try? await system.json(["firmware", "updates"])) as? [[String: Any]])?.first?["phase"] as? String == "proving"
+            })
+            let busy = try await system.tether(["firmware", "list", serial])
+            #expect(busy.status == 1 && busy.standardError.contains("firmware update"), "\(busy.status) \(busy.standardError)")
+            let update = try await updating.value
+            #expect(update.status == 0, "\(update.standardError)")
+            try #require(try await system.connected(serial), "\(system.log("tetherd.log"))")
+            #expect(try await versions() == ["2.0.1.99", "1.2.3.4"])
+
+            // Back to the factory image: marked for test (pending), which the device will not let be erased (exit 1
+            // with its reason, the slot kept); then reset, the device comes back running it, on test.
+            let test = try await system.tether(["firmware", "test", serial, factoryHash])
+            #expect(test.status == 0 && test.standardOutput.contains("pending"), "\(test.standardOutput)\n\(test.standardError)")
+            let refused = try await system.tether(["firmware", "erase", serial])
+            #expect(refused.status == 1 && !refused.standardError.isEmpty, "\(refused.status) \(refused.standardError)")
+            #expect(try await versions().count == 2)
+            let reset = try await system.tether(["firmware", "reset", serial])
+            #expect(reset.status == 0, "\(reset.standardError)")
+            let simulated = try #require(system.simulator.devices.first { $0.configuration.address == "C0:54:45:00:10:0C" })
+            #expect(try await system.eventually { await simulated.smpDevice?.slots.primary.version == "1.2.3.4" })
+            try #require(try await system.eventually {
+                let listed = (try? await slots()) ?? []
+                return listed.first?["version"] as? String == "1.2.3.4" && listed.first?["confirmed"] as? Bool == false
+            }, "\(system.log("tetherd.log"))")
+
+            // Confirmed, the other image is no longer the fallback: erased.
+            let confirm = try await system.tether(["firmware", "confirm", serial])
+            #expect(confirm.status == 0 && confirm.standardOutput.contains("active,confirmed"), "\(confirm.standardOutput)\n\(confirm.standardError)")
+            let erase = try await system.tether(["firmware", "erase", serial])
+            #expect(erase.status == 0, "\(erase.standardError)")
+            #expect(try await versions() == ["1.2.3.4"])
+            #expect(await simulated.smpDevice?.slots.secondary == nil)
+
+            // A bad hash is a usage error; an unknown device is not found.
+            let bad = try await system.tether(["firmware", "test", serial, "abc"])
+            #expect(bad.status == 2, "\(bad.standardError)")
+            let unknown = try await system.tether(["firmware", "list", "TE99999999"])
+            #expect(unknown.status == 5, "\(unknown.status) \(unknown.standardError)")
+        } catch {
+            await system.stop()
+            throw error
+        }
+        await system.stop()
+    }
 }

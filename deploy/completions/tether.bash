@@ -801,12 +801,15 @@ _tether_firmware_list() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 --json -h --help)
     repeating_options=()
-    non_repeating_options=(--udp)
-    __tether_offer_flags_options 0
+    non_repeating_options=(--udp --bus)
+    __tether_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--udp')
+        return
+        ;;
+    '--bus')
         return
         ;;
     esac
@@ -831,12 +834,15 @@ _tether_firmware_test() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 -h --help)
     repeating_options=()
-    non_repeating_options=(--udp)
-    __tether_offer_flags_options 1
+    non_repeating_options=(--udp --bus)
+    __tether_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--udp')
+        return
+        ;;
+    '--bus')
         return
         ;;
     esac
@@ -846,12 +852,15 @@ _tether_firmware_confirm() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 -h --help)
     repeating_options=()
-    non_repeating_options=(--udp)
-    __tether_offer_flags_options 1
+    non_repeating_options=(--udp --bus)
+    __tether_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--udp')
+        return
+        ;;
+    '--bus')
         return
         ;;
     esac
@@ -861,12 +870,15 @@ _tether_firmware_reset() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 -h --help)
     repeating_options=()
-    non_repeating_options=(--udp)
-    __tether_offer_flags_options 0
+    non_repeating_options=(--udp --bus)
+    __tether_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--udp')
+        return
+        ;;
+    '--bus')
         return
         ;;
     esac
@@ -876,12 +888,15 @@ _tether_firmware_erase() {
     repeating_flags=()
     non_repeating_flags=(--smp-v1 -h --help)
     repeating_options=()
-    non_repeating_options=(--udp)
-    __tether_offer_flags_options 0
+    non_repeating_options=(--udp --bus)
+    __tether_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--udp')
+        return
+        ;;
+    '--bus')
         return
         ;;
     esac

@@ -165,6 +165,12 @@ cp "$harness"/check-*.py "$harness"/glucose-meter.py "$harness"/scenarios/lib*.s
 # The control API's bus policy, for scenarios that run tetherd on the guest's system bus.
 cp "$repo/deploy/dbus/io.tether.Gateway.conf" "$run/guest/"
 for product in "${products[@]+"${products[@]}"}"; do cp "$bin/$product" "$run/bin/"; done
+# A scenario whose "# firmware: imgtool" line updates its peripheral's firmware gets imgtool-signed images in
+# run/firmware (made here: imgtool is not in the guest).
+if grep -q '^# firmware: *imgtool' "$harness/scenarios/$scenario.sh"; then
+    "$harness/make-firmware-images.sh" "$run/firmware" > "$run/firmware-images.log" 2>&1 \
+        || broken "could not make the firmware images (deploy/real-bluez/make-firmware-images.sh; $run/firmware-images.log)"
+fi
 
 qemu_common=(
     -m 1024 -smp 2 -display none -monitor none -no-reboot -nic none
@@ -213,9 +219,9 @@ fi
 step=$(now)
 echo "== booting $release under $accel; run folder $run"
 set +e
-timeout -s KILL "${TETHER_VM_BOOT_SECONDS:-540}" qemu-system-x86_64 "${accel_args[@]}" "${qemu_common[@]}" \
+timeout -s KILL "${TETHER_VM_BOOT_SECONDS:-660}" qemu-system-x86_64 "${accel_args[@]}" "${qemu_common[@]}" \
     -serial "file:$run/console.log" \
-    -append "$kernel_args TETHER_SCENARIO_SECONDS=${TETHER_SCENARIO_SECONDS:-360}${TETHER_VM_FAULT:+ TETHER_VM_FAULT=$TETHER_VM_FAULT}" \
+    -append "$kernel_args TETHER_SCENARIO_SECONDS=${TETHER_SCENARIO_SECONDS:-480}${TETHER_VM_FAULT:+ TETHER_VM_FAULT=$TETHER_VM_FAULT}" \
     > "$run/qemu.log" 2>&1
 qemu_status=$?
 set -e

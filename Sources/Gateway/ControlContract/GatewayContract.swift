@@ -54,6 +54,7 @@ public enum GatewayMethod: String, Sendable, CaseIterable {
     case listHealthDeletions = "ListHealthDeletions"
     case updateFirmware = "UpdateFirmware"
     case listFirmwareUpdates = "ListFirmwareUpdates"
+    case firmwareCommand = "FirmwareCommand"
 }
 
 /// The signals of `io.tether.Gateway1`.

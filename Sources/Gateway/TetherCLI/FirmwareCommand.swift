@@ -3,13 +3,13 @@ import Foundation
 import MCUbootImage
 import TetherFirmware
 
-/// `tether firmware`: MCUboot firmware images and, later, the updates tetherd runs (issue 16). `inspect` works
-/// offline; `list`, `echo`, `test`, `confirm`, `reset` and `erase` talk to a device over SMP's UDP transport
-/// (`--udp HOST:PORT`, FirmwareUDPCommands.swift), without tetherd.
+/// `tether firmware`: MCUboot firmware images and the updates tetherd runs (issue 16). `inspect` works offline;
+/// `update`, `list`, `test`, `confirm`, `reset` and `erase` go through tetherd for a device it serves, or straight to a
+/// device over SMP's UDP transport with `--udp HOST:PORT` (FirmwareSlotCommands.swift); `echo` is UDP only.
 struct FirmwareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "firmware",
-        abstract: "Check MCUboot firmware images, and manage the images on a device reached over UDP.",
+        abstract: "Check MCUboot firmware images, and update and manage the images on devices (through tetherd, or over UDP).",
         subcommands: [Inspect.self, Update.self, Updates.self, List.self, Echo.self, Test.self, Confirm.self, Reset.self, Erase.self])
 
     /// `tether firmware inspect IMAGE [--keys DIR] [--json]`.

@@ -152,6 +152,15 @@ public final class GatewayClient: Sendable {
         try records(from: try await call(.listFirmwareUpdates, [.string(device), .uint32(limit)]), method: .listFirmwareUpdates)
     }
 
+    /// control-api.md: `FirmwareCommand(s device, s command, a{sv} arguments)`: one image command (list, test,
+    /// confirm, reset, erase) on a device tetherd serves; its slots after the command ([] for reset). It may take a
+    /// connection to the device first, hence its own `timeout`.
+    public func firmwareCommand(device: String, command: String, hash: [UInt8]? = nil, timeout: Duration) async throws -> [GatewayRecord] {
+        let arguments: [String: DBusValue] = hash.map { ["hash": .bytes($0)] } ?? [:]
+        let reply = try await call(.firmwareCommand, [.string(device), .string(command), .variantDictionary(arguments)], timeout: timeout)
+        return try records(from: reply, method: .firmwareCommand)
+    }
+
     // MARK: Signals
 
     /// Subscribes to one of the daemon's signals; returns once the bus delivers them.

@@ -189,6 +189,9 @@ public final class SMPBluetoothSession {
     /// Zephyr's os_mgmt answers a reset first and reboots after: the answer arrives, then the link drops.
     public func reset() async throws(FirmwareTransportError) { _ = try SMPCommandAnswer.checked(await perform(.reset())) }
 
+    /// Erases the secondary slot (the device refuses while its image is pending or is the one a revert goes back to).
+    public func erase() async throws(FirmwareTransportError) { _ = try SMPCommandAnswer.checked(await perform(.imageErase())) }
+
     /// The I/O half of an exchange: write, report, and feed it a notification, its deadline or the link's loss
     /// until it has an outcome.
     private func run<Exchange: SMPExchange>(

@@ -1,9 +1,12 @@
 import DBus
 import Foundation
 import LinkProtocol
+import SMPDeviceModel
+import TetherPrimitives
 
 /// A Tether device on a real controller: the firmware model behind a GATT application and an LE advertisement
-/// registered with bluetoothd, an optional passkey agent, hits on a schedule and one power cycle.
+/// registered with bluetoothd, an optional passkey agent, hits on a schedule and one power cycle; with an SMP image,
+/// MCUmgr's SMP service beside it (SMPLink), whose reset reboots the device as a power cycle does.
 ///
 /// `run()` returns when the schedule is done and every hit was acknowledged, or throws when bluetoothd refuses
 /// something. Everything the device did is in the event log.
@@ -14,6 +17,9 @@ public actor Peripheral {
     private let application: GattApplication
     private let advertisement: Advertisement
     private let link: DeviceLink
+    private let smp: (service: SMPGattService, link: SMPLink)?
+    /// One power cycle at a time (the schedule's and an SMP reset's).
+    private var poweringOff = false
     private var connectedCentrals: Set<DBusObjectPath> = []
     private var registered = false
 
@@ -32,6 +38,21 @@ public actor Peripheral {
             try? connection.objectServer.emitPropertiesChanged(
                 path: txPath, interface: BlueZName.gattCharacteristic, changed: ["Value": .bytes(value)])
         }
+        if let image = configuration.smpImage {
+            let bytes = try [UInt8](Data(contentsOf: image))
+            guard let factory = SlotImage(bytes) else {
+                throw PeripheralError("\(image.path) is not an MCUboot image with a SHA256 TLV")
+            }
+            let service = SMPGattService(root: Self.root, requiresAuthentication: configuration.passkey != nil)
+            let path = service.characteristicPath
+            let smpLink = SMPLink(server: SMPBluetoothServer(device: SMPDevice(factoryImage: factory)), log: log) { value in
+                try? connection.objectServer.emitPropertiesChanged(
+                    path: path, interface: BlueZName.gattCharacteristic, changed: ["Value": .bytes(value)])
+            }
+            smp = (service, smpLink)
+        } else {
+            smp = nil
+        }
     }
 
     public func run() async throws {
@@ -48,6 +69,13 @@ public actor Peripheral {
             _ = try await bluez("/org/bluez", BlueZName.agentManager, "RequestDefaultAgent", [.objectPath(agent.path)])
         }
         try await application.export(on: connection, link: link)
+        if let smp {
+            try await smp.service.export(on: connection, link: smp.link)
+            // SMPLink rule 4: the whole chip reboots after an SMP reset.
+            await smp.link.onReboot { [weak self] in try? await self?.powerCycle() }
+            let slots = await smp.link.slots
+            log.note("smp-ready", ["running": slots.primary.version, "runningHash": Hex.encode(slots.primary.hash)])
+        }
         try await advertisement.export(on: connection) { [weak self] in await self?.advertisementReleased() }
 
         let changes = try await connection.signals(matching: DBusMatchRule(
@@ -82,6 +110,14 @@ public actor Peripheral {
             "configVersion": Int(config.version), "sensitivity": Int(config.settings.sensitivity ?? 0),
             "ledBrightness": Int(config.settings.ledBrightness ?? 0),
         ])
+        if configuration.awaitsFirmwareUpdate, let smp {
+            try await waitUntil { await smp.link.runsConfirmedUpdate }
+            let slots = await smp.link.slots
+            log.note("firmware-confirmed", [
+                "running": slots.primary.version, "runningHash": Hex.encode(slots.primary.hash), "resets": slots.resets,
+                "boot": Int(await link.bootCounter),
+            ])
+        }
     }
 
     // MARK: - The device's schedule
@@ -97,8 +133,12 @@ public actor Peripheral {
     /// the firmware reboots keeping its unacknowledged events, and after a pause the radio, the GATT application
     /// and the advertisement come back.
     private func powerCycle() async throws {
+        guard !poweringOff else { return }
+        poweringOff = true
+        defer { poweringOff = false }
         log.note("power-off")
         await link.reboot()
+        await smp?.link.centralDisconnected()
         _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
         if registered {
             registered = false
@@ -153,6 +193,7 @@ public actor Peripheral {
             connectedCentrals.remove(signal.path)
             log.note("central-disconnected", ["device": signal.path.rawValue])
             await link.centralDisconnected()
+            await smp?.link.centralDisconnected()
         }
     }
 
@@ -179,4 +220,9 @@ public actor Peripheral {
             try await Task.sleep(for: .milliseconds(100))
         }
     }
+}
+
+struct PeripheralError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -11,7 +11,8 @@ public struct PeripheralCommand: AsyncParsableCommand {
         discussion: """
             Registers Tether's GATT service and an LE advertisement with bluetoothd on ADAPTER, records hits on a \
             schedule, power-cycles once after --reboot-after acknowledged hits, and exits when every hit was \
-            acknowledged. Each fact goes to --event-log as one JSON line.
+            acknowledged. Each fact goes to --event-log as one JSON line. With --smp-image it also serves MCUmgr's SMP \
+            service (image upload, test, confirm, reset with MCUboot's swap).
             """)
 
     @Option(help: "The adapter's object path.") var adapter = "/org/bluez/hci0"
@@ -25,6 +26,10 @@ public struct PeripheralCommand: AsyncParsableCommand {
     @Option(help: "Hits recorded after the power cycle.") var hitsAfterReboot = 10
     @Option(help: "Milliseconds between hits.") var hitIntervalMilliseconds = 400
     @Option(help: "Power-cycle once after this many hits were acknowledged (0: never).") var rebootAfter = 10
+    @Option(help: "Also serve MCUmgr's SMP service, running this MCUboot image (signed, with a SHA256 TLV) confirmed; an SMP reset reboots the device.")
+    var smpImage: String?
+    @Flag(help: "With --smp-image: finish only once the device runs another image, confirmed (an update completed).")
+    var awaitsFirmwareUpdate = false
     @Option(help: "Where to write the JSON-lines event log.") var eventLog: String
 
     public init() {}
@@ -33,6 +38,7 @@ public struct PeripheralCommand: AsyncParsableCommand {
         if let passkey, passkey > 999_999 { throw ValidationError("--passkey must be at most 999999, not \(passkey)") }
         if showsPasskey, passkey == nil { throw ValidationError("--shows-passkey needs --passkey (the device requires an authenticated bond)") }
         if hits < 0 || hitsAfterReboot < 0 { throw ValidationError("hit counts must not be negative") }
+        if awaitsFirmwareUpdate, smpImage == nil { throw ValidationError("--awaits-firmware-update needs --smp-image (the device has no SMP service without it)") }
         if rebootAfter > hits { throw ValidationError("--reboot-after (\(rebootAfter)) cannot exceed --hits (\(hits))") }
     }
 
@@ -49,6 +55,8 @@ public struct PeripheralCommand: AsyncParsableCommand {
         configuration.hitsAfterReboot = hitsAfterReboot
         configuration.hitInterval = .milliseconds(hitIntervalMilliseconds)
         configuration.rebootAfterAcknowledged = rebootAfter > 0 ? rebootAfter : nil
+        configuration.smpImage = smpImage.map { URL(fileURLWithPath: $0) }
+        configuration.awaitsFirmwareUpdate = awaitsFirmwareUpdate
         let connection = try await DBusConnection.connect(to: .system)
         let peripheral = try Peripheral(configuration: configuration, connection: connection)
         try await peripheral.run()

@@ -31,6 +31,12 @@ public struct PeripheralConfiguration: Sendable {
     /// Re-registering the advertisement this often while unconnected: BlueZ 5.66's emulator sends one advertising
     /// report per registration, lost if the central is not yet scanning (real-bluez-vm.md, pitfall 3).
     public var advertisementRefresh: Duration = .milliseconds(1500)
+    /// The MCUboot image (with a SHA256 TLV, e.g. signed by imgtool) the device runs, confirmed: with it, the device
+    /// also serves MCUmgr's SMP service (SMPLink), and an SMP reset reboots it as a power cycle does.
+    public var smpImage: URL?
+    /// After everything else, the device finishes only once it runs a new image, confirmed (an update over SMP that
+    /// completed: uploaded, tested across a reset, confirmed).
+    public var awaitsFirmwareUpdate = false
     /// Where the peripheral writes one JSON line per fact (hit produced, hits released, reboot, link up/down).
     public var eventLog: URL
 

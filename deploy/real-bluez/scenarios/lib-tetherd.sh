@@ -3,7 +3,9 @@
 # the io.tether.Gateway bus policy; the firmware model as a passkey peripheral on hci0. The `tether` CLI scans,
 # pairs (the device shows the passkey, the technician types it at the CLI's prompt), changes settings; tetherd
 # connects, subscribes, stores hits and ACKs after commit, time-syncs, reconnects after the device's power cycle
-# and syncs everything to the server. check-tetherd.py then compares device, gateway database, CLI and server.
+# and syncs everything to the server. Then `tether firmware update` installs a new imgtool-signed image over the
+# device's MCUmgr SMP service through tetherd and bluetoothd (upload, test, reset, the device back on the new image,
+# confirm). check-tetherd.py then compares device, gateway database, CLI and server.
 set -euo pipefail
 passkey=246810   # the peripheral requires an authenticated bond; with --shows-passkey its kernel picks the number
 hits=20
@@ -48,6 +50,10 @@ server_url = "http://$server"
 token_file = "$state/sync.token"
 interval = "2s"
 
+[firmware]
+# The key that signed the images the host made (make-firmware-images.sh).
+trusted_keys = "/work/firmware/trusted"
+
 [control]
 bus = "system"
 
@@ -66,7 +72,7 @@ wait_for "tetherd's control API answers on the system bus" 90 tether status --js
 
 # 4. The device (firmware model) on hci0.
 /work/bin/tether-peripheral --adapter /org/bluez/hci0 --serial $serial --passkey $passkey --shows-passkey \
-    --awaits-settings-change \
+    --awaits-settings-change --smp-image /work/firmware/factory.img --awaits-firmware-update \
     --hits $hits --hits-after-reboot $hits_after_reboot --reboot-after 10 --hit-interval-milliseconds 300 \
     --event-log /work/peripheral-events.jsonl > /work/peripheral.log 2>&1 &
 peripheral=$!
@@ -115,8 +121,31 @@ wait_for "tetherd knows $serial" 60 bash -c "timeout 30 /work/bin/tether devices
 tether settings set $serial sensitivity=8 led_brightness=25 > /work/settings-set.txt 2>&1
 say "tether settings set: $(cat /work/settings-set.txt)"
 
-# 8. The device leaves once every hit was acknowledged (after its power cycle and the reconnect).
-for _ in $(seq 1800); do kill -0 $peripheral 2>/dev/null || break; sleep 0.1; done
+# 8. Firmware: once the device's hits are all acknowledged and its settings applied (so its scheduled power cycle is
+#    behind it), the technician updates it. tetherd verifies the image against its trusted keys, takes the device
+#    from its session, uploads over SMP, marks the image for test and resets the device; the device reboots on it,
+#    reconnects, and after running 3 s on test the image is confirmed. The device then leaves.
+released_seen() {
+    python3 -c 'import json,sys
+sys.exit(0 if any(json.loads(l)["fact"] == "all-released" for l in open(sys.argv[1]) if l.strip()) else 1)' /work/peripheral-events.jsonl
+}
+for _ in $(seq 1800); do released_seen && break; kill -0 $peripheral 2>/dev/null || break; sleep 0.1; done
+if released_seen; then
+    say "every hit acknowledged; updating the firmware"
+    update_started=$SECONDS
+    firmware_status=0
+    timeout 300 /work/bin/tether firmware update $serial /work/firmware/update.img --prove-for 3 --json \
+        > /work/firmware-update.jsonl 2> /work/firmware-update.err || firmware_status=$?
+    echo "$firmware_status" > /work/firmware-update-status
+    say "tether firmware update exited with $firmware_status after $((SECONDS - update_started)) s: $(tail -1 /work/firmware-update.jsonl)"
+    tether firmware list $serial --json > /work/firmware-list.json 2>&1 || true
+    tether firmware updates --json > /work/firmware-updates.json 2>&1 || true
+else
+    say "the device never had every hit acknowledged; no firmware update"
+fi
+
+# 9. The device leaves once it runs the new image, confirmed.
+for _ in $(seq 600); do kill -0 $peripheral 2>/dev/null || break; sleep 0.1; done
 if kill -0 $peripheral 2>/dev/null; then
     say "peripheral still running: not every hit was acknowledged"
     kill -KILL $peripheral
@@ -127,7 +156,7 @@ fi
 echo "$peripheral_status" > /work/peripheral-status
 say "peripheral exited with $peripheral_status"
 
-# 9. Sync drains: every stored hit on the server (tether sync nudges it).
+# 10. Sync drains: every stored hit on the server (tether sync nudges it).
 server_events() {
     python3 -c 'import sqlite3,sys
 c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=10)
@@ -145,7 +174,7 @@ tether settings get $serial --json > /work/settings-get.json 2>&1 || tether sett
 tether status --json > /work/status.json
 tether devices --json > /work/devices.json
 
-# 10. Stop tetherd and the server gracefully; copy both databases; check.
+# 11. Stop tetherd and the server gracefully; copy both databases; check.
 stop_all
 trap - EXIT
 python3 - $state/gateway.sqlite /work/gateway.sqlite <<'PY'

@@ -131,6 +131,13 @@ enum ControlInterface {
                 ) { call in
                     [try control.listFirmwareUpdates(device: try string(call, 0), limit: call.arguments[1].uint32Value ?? 0)]
                 },
+                DBusMethod(
+                    GatewayMethod.firmwareCommand.rawValue,
+                    inputs: [DBusArgument("device", "s"), DBusArgument("command", "s"), DBusArgument("arguments", "a{sv}")],
+                    outputs: [DBusArgument("slots", "aa{sv}")]
+                ) { call in
+                    [try await control.firmwareCommand(device: try string(call, 0), command: try string(call, 1), arguments: try dictionary(call, 2))]
+                },
             ],
             signals: [
                 DBusSignalDeclaration("DeviceChanged", arguments: [DBusArgument("device", "a{sv}")]),

@@ -64,4 +64,20 @@ extension ControlRecords {
         return dictionary(fields)
     }
 
+    /// A device's image slots as `FirmwareCommand` answers them (SMP image state, Zephyr's img_mgmt).
+    static func firmwareSlots(_ state: SMPImageState) -> DBusValue {
+        list(state.images.map { slot in
+            dictionary([
+                "image": .uint32(slot.image),
+                "slot": .uint32(slot.slot),
+                "version": .string(slot.version),
+                "hash": slot.hash.map { .string(Hex.encode($0)) },
+                "active": .bool(slot.active),
+                "confirmed": .bool(slot.confirmed),
+                "pending": .bool(slot.pending),
+                "permanent": .bool(slot.permanent),
+                "bootable": .bool(slot.bootable),
+            ])
+        })
+    }
 }

@@ -41,6 +41,10 @@ public final class GatewayControl: Sendable {
         try requireFirmware().list(device: device, limit: limit)
     }
 
+    func firmwareCommand(device: String, command: String, arguments: [String: DBusValue]) async throws -> DBusValue {
+        try await requireFirmware().command(device: device, command: command, arguments: arguments)
+    }
+
     private func requireFirmware() throws(DBusError) -> FirmwareUpdates {
         guard let firmware else {
             throw ControlError.unavailable("tetherd runs without its Bluetooth session; firmware updates need it")

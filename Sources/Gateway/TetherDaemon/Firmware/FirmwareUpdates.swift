@@ -90,6 +90,52 @@ final class FirmwareUpdates: Sendable {
         return ControlRecords.list(records.map { ControlRecords.firmwareUpdate($0) })
     }
 
+    /// `FirmwareCommand`: one image command on a device (FirmwareDeviceCommands); its slots after it ([] for reset).
+    func command(device: String, command name: String, arguments: [String: DBusValue]) async throws(DBusError) -> DBusValue {
+        let command = try Self.command(name, arguments)
+        let commands = FirmwareDeviceCommands(gateway: runner.gateway, journal: runner.journal, settings: runner.settings)
+        let state: SMPImageState?
+        do {
+            state = try await commands.run(command, device: device)
+        } catch {
+            switch error {
+            case .busy(let reason): throw ControlError.busy(reason)
+            case .gateway(.unknownDevice(let device)): throw ControlError.unknownDevice(device)
+            case .gateway(.notPermitted(let reason)): throw ControlError.notPermitted(reason)
+            case .gateway(let other): throw ControlError.unavailable(other.description)
+            case .store(let store): throw ControlError.from(store)
+            case .device(let device): throw ControlError.unavailable(device.description)
+            }
+        }
+        logger.notice("firmware \(name)", metadata: ["device": "\(device)"])
+        return state.map(ControlRecords.firmwareSlots) ?? ControlRecords.list([])
+    }
+
+    /// `FirmwareCommand`'s command and arguments: `hash` (ay, 32 bytes: an image's SHA256 TLV hash) for test, and
+    /// optionally for confirm; nothing else.
+    static func command(_ name: String, _ arguments: [String: DBusValue]) throws(DBusError) -> FirmwareDeviceCommands.Command {
+        var hash: [UInt8]?
+        for (key, value) in arguments {
+            guard key == "hash" else { throw ControlError.invalidArgument("unknown argument \(key); known: hash") }
+            guard let bytes = value.bytesValue, bytes.count == 32 else {
+                throw ControlError.invalidArgument("hash must be 32 bytes (an image's SHA256 TLV hash)")
+            }
+            hash = bytes
+        }
+        switch name {
+        case "list", "reset", "erase":
+            guard hash == nil else { throw ControlError.invalidArgument("\(name) takes no hash") }
+            return name == "list" ? .list : name == "reset" ? .reset : .erase
+        case "test":
+            guard let hash else { throw ControlError.invalidArgument("test needs the hash of the image to test") }
+            return .test(hash: hash)
+        case "confirm":
+            return .confirm(hash: hash)
+        default:
+            throw ControlError.invalidArgument("unknown command \(name); known: list, test, confirm, reset, erase")
+        }
+    }
+
     /// Rules 4–5 of the runner for a started update, reported as signals; then it is forgotten here.
     private func follow(_ started: FirmwareUpdateRunner.Started) async {
         let (uid, address, hub) = (started.record.uid, started.record.address, hub)

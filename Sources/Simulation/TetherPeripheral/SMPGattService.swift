@@ -1,0 +1,76 @@
+import DBus
+import SMP
+
+/// MCUmgr's SMP GATT service as objects of the peripheral's BlueZ GATT application (doc/gatt-api.txt; Zephyr "SMP
+/// Transport Specification", "Bluetooth Low Energy (LE)"; smp_bt.c `SMP_BT_ATTRS`): one primary service with one
+/// characteristic that takes requests as Write Without Response and sends responses as notifications. It sits beside
+/// Tether's service under the same ObjectManager, so one RegisterApplication serves both.
+struct SMPGattService: Sendable {
+    let root: DBusObjectPath
+    let requiresAuthentication: Bool
+
+    var servicePath: DBusObjectPath { DBusObjectPath(root.rawValue + "/service1") }
+    var characteristicPath: DBusObjectPath { DBusObjectPath(servicePath.rawValue + "/char0") }
+
+    /// As Tether's own characteristics: with pairing required, only an authenticated encrypted link may write
+    /// requests or read (BlueZ derives the CCCD's permissions from the read flag). Zephyr's smp_bt.c asks for
+    /// encryption the same way with CONFIG_MCUMGR_TRANSPORT_BT_PERM_RW_AUTHEN.
+    var flags: [String] {
+        ["write-without-response", "notify"]
+            + (requiresAuthentication ? ["encrypt-authenticated-write", "encrypt-authenticated-read"] : [])
+    }
+
+    func export(on connection: DBusConnection, link: SMPLink) async throws {
+        try await connection.objectServer.export([
+            DBusInterface(
+                name: BlueZName.gattService,
+                properties: [
+                    DBusProperty("UUID", signature: "s") { .string(SMPBluetoothUUID.service) },
+                    DBusProperty("Primary", signature: "b") { .bool(true) },
+                ])
+        ], at: servicePath)
+        try await connection.objectServer.export([characteristic(link: link)], at: characteristicPath)
+    }
+
+    private func characteristic(link: SMPLink) -> DBusInterface {
+        let flags = flags
+        let servicePath = servicePath
+        return DBusInterface(
+            name: BlueZName.gattCharacteristic,
+            methods: [
+                DBusMethod("WriteValue", inputs: [DBusArgument("value", "ay"), DBusArgument("options", "a{sv}")]) { call in
+                    let options = call.arguments[1].variantDictionaryValue ?? [:]
+                    let mtu = options["mtu"]?.unwrappingVariants.uint16Value.map(Int.init)
+                    await link.write(call.arguments[0].bytesValue ?? [], mtu: mtu)
+                    return []
+                },
+                // As Tether's RX (GattApplication): with WriteAcquired, bluetoothd sends every Write Command through
+                // one socket in order, which WriteValue calls (each its own task) cannot promise.
+                DBusMethod("AcquireWrite", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]) { call in
+                    let options = call.arguments[0].variantDictionaryValue ?? [:]
+                    let mtu = options["mtu"]?.unwrappingVariants.uint16Value
+                    let descriptor = try await link.acquireWrite(mtu: mtu.map(Int.init))
+                    return [.unixFD(descriptor), .uint16(mtu ?? 23)]
+                },
+                DBusMethod("ReadValue", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("value", "ay")]) { _ in
+                    [.bytes(await link.lastValue)]
+                },
+                DBusMethod("StartNotify") { _ in
+                    await link.startNotify()
+                    return []
+                },
+                DBusMethod("StopNotify") { _ in
+                    await link.stopNotify()
+                    return []
+                },
+            ],
+            properties: [
+                DBusProperty("UUID", signature: "s") { .string(SMPBluetoothUUID.characteristic) },
+                DBusProperty("Service", signature: "o") { .objectPath(servicePath) },
+                DBusProperty("Flags", signature: "as") { .strings(flags) },
+                DBusProperty("Notifying", signature: "b") { .bool(await link.isNotifying) },
+                DBusProperty("WriteAcquired", signature: "b") { .bool(await link.isWriteAcquired) },
+                DBusProperty("Value", signature: "ay") { .bytes(await link.lastValue) },
+            ])
+    }
+}
