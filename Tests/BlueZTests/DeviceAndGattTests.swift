@@ -156,6 +156,16 @@ struct DeviceTests {
 
 @Suite(.serialized)
 struct GattTests {
+    /// MTU − 3 − 2, at least 20, and never over 510: bluetoothd 5.66's GATT server silently refuses a Write Command
+    /// whose value is 511 or 512 bytes (GattCharacteristic.largestWrittenValue).
+    @Test func theLargestValueWrittenStaysWithinWhatBlueZ566Takes() {
+        #expect(GattCharacteristic.maximumValueLength(mtu: 23) == 20)
+        #expect(GattCharacteristic.maximumValueLength(mtu: 247) == 242)
+        #expect(GattCharacteristic.maximumValueLength(mtu: 515) == 510)
+        #expect(GattCharacteristic.maximumValueLength(mtu: 517) == 510)
+        #expect(GattCharacteristic.maximumValueLength(mtu: 65535) == 510)
+    }
+
     @Test func helloOverAcquireWriteAndDeviceInfoOverAcquireNotify() async throws {
         try await BlueZHarness.with { harness in
             try await harness.discover()

@@ -19,6 +19,13 @@ public struct GattCharacteristic: Hashable, Sendable {
     public static let defaultSafetyMargin = 2
     /// The smallest ATT MTU (Bluetooth Core: 23).
     public static let minimumMTU = 23
+    /// The largest value written at once, whatever the MTU. ATT allows 512 (Core v5.3 Vol 3 Part F §3.2.9), but
+    /// BlueZ's GATT server up to 5.66 checked the Write Command's whole parameter length, handle included, against
+    /// 512 (src/shared/gatt-server.c `write_cb`: `check_length(length, 0)`, fixed later to `length - 2`), so a
+    /// peripheral on bluetoothd 5.66 refuses a 511- or 512-byte value, and for a Write Command it refuses silently.
+    /// Seen in the real-BlueZ VM: an SMP upload's 512-byte first chunk went unanswered three times while 9-byte
+    /// requests were answered. Two bytes less costs 0.4% of a full-MTU write.
+    public static let largestWrittenValue = 510
 
     public let path: DBusObjectPath
     let session: BlueZSession
@@ -62,13 +69,14 @@ public struct GattCharacteristic: Hashable, Sendable {
         return Int(mtu)
     }
 
-    /// The largest value to send or expect per packet: MTU − 3 − `safetyMargin`, never below 20.
+    /// The largest value to send per packet: MTU − 3 − `safetyMargin`, never below 20, never above
+    /// `largestWrittenValue`.
     public func maximumValueLength(safetyMargin: Int = GattCharacteristic.defaultSafetyMargin) async throws -> Int {
         Self.maximumValueLength(mtu: try await mtu(), safetyMargin: safetyMargin)
     }
 
     public static func maximumValueLength(mtu: Int, safetyMargin: Int = defaultSafetyMargin) -> Int {
-        max(minimumMTU - attHeaderSize, mtu - attHeaderSize - max(safetyMargin, 0))
+        min(largestWrittenValue, max(minimumMTU - attHeaderSize, mtu - attHeaderSize - max(safetyMargin, 0)))
     }
 
     /// `StartNotify()`, then the Value PropertiesChanged as a stream (subscribed before StartNotify, so the first

@@ -28,6 +28,8 @@ actor DeviceLink {
     }
 
     var isNotifying: Bool { subscribed }
+    /// The gateway's HELLO came on the current link (§2.2).
+    var isLinkUp: Bool { linkUp }
     var isWriteAcquired: Bool { writeSocket != nil }
     var storedEvents: Int { firmware.eventStore.count }
     var config: DeviceConfig { firmware.config }

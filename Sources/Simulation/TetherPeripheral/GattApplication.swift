@@ -47,22 +47,9 @@ struct GattApplication: Sendable {
         let servicePath = servicePath
         return DBusInterface(
             name: BlueZName.gattCharacteristic,
-            methods: [
-                DBusMethod("WriteValue", inputs: [DBusArgument("value", "ay"), DBusArgument("options", "a{sv}")]) { call in
-                    let options = call.arguments[1].variantDictionaryValue ?? [:]
-                    let mtu = options["mtu"]?.unwrappingVariants.uint16Value.map(Int.init)
-                    await link.write(call.arguments[0].bytesValue ?? [], mtu: mtu)
-                    return []
-                },
-                // gatt-api.txt (server): with a WriteAcquired property, bluetoothd asks for a socket at the first
-                // Write Command and sends every later one through it, in order.
-                DBusMethod("AcquireWrite", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]) { call in
-                    let options = call.arguments[0].variantDictionaryValue ?? [:]
-                    let mtu = options["mtu"]?.unwrappingVariants.uint16Value
-                    let descriptor = try await link.acquireWrite(mtu: mtu.map(Int.init))
-                    return [.unixFD(descriptor), .uint16(mtu ?? 23)]
-                },
-            ],
+            methods: WriteCommandMethods.make(
+                write: { bytes, mtu in await link.write(bytes, mtu: mtu) },
+                acquire: { mtu in try await link.acquireWrite(mtu: mtu) }),
             properties: [
                 DBusProperty("UUID", signature: "s") { .string(TetherGATT.rx) },
                 DBusProperty("Service", signature: "o") { .objectPath(servicePath) },

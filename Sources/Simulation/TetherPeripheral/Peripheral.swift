@@ -117,6 +117,9 @@ public actor Peripheral {
                 "running": slots.primary.version, "runningHash": Hex.encode(slots.primary.hash), "resets": slots.resets,
                 "boot": Int(await link.bootCounter),
             ])
+            // The gateway gives the device back to its session after the update: the Tether link comes up again.
+            try await waitUntil { await self.link.isLinkUp }
+            log.note("link-back-after-update")
         }
     }
 

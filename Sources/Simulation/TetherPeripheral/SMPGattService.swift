@@ -37,21 +37,9 @@ struct SMPGattService: Sendable {
         let servicePath = servicePath
         return DBusInterface(
             name: BlueZName.gattCharacteristic,
-            methods: [
-                DBusMethod("WriteValue", inputs: [DBusArgument("value", "ay"), DBusArgument("options", "a{sv}")]) { call in
-                    let options = call.arguments[1].variantDictionaryValue ?? [:]
-                    let mtu = options["mtu"]?.unwrappingVariants.uint16Value.map(Int.init)
-                    await link.write(call.arguments[0].bytesValue ?? [], mtu: mtu)
-                    return []
-                },
-                // As Tether's RX (GattApplication): with WriteAcquired, bluetoothd sends every Write Command through
-                // one socket in order, which WriteValue calls (each its own task) cannot promise.
-                DBusMethod("AcquireWrite", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("fd", "h"), DBusArgument("mtu", "q")]) { call in
-                    let options = call.arguments[0].variantDictionaryValue ?? [:]
-                    let mtu = options["mtu"]?.unwrappingVariants.uint16Value
-                    let descriptor = try await link.acquireWrite(mtu: mtu.map(Int.init))
-                    return [.unixFD(descriptor), .uint16(mtu ?? 23)]
-                },
+            methods: WriteCommandMethods.make(
+                write: { bytes, mtu in await link.write(bytes, mtu: mtu) },
+                acquire: { mtu in try await link.acquireWrite(mtu: mtu) }) + [
                 DBusMethod("ReadValue", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("value", "ay")]) { _ in
                     [.bytes(await link.lastValue)]
                 },

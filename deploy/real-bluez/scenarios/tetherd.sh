@@ -2,6 +2,5 @@
 # The real gateway on real BlueZ: tetherd + the tether CLI + tether-server sync (see lib-tetherd.sh). tetherd picks
 # the subscription itself (notify_method = "auto": AcquireNotify, which bluetoothd 5.66 offers).
 # needs: tether-peripheral tetherd tether tether-server
-# firmware: imgtool
 NOTIFY_METHOD=auto
 source /work/guest/lib-tetherd.sh
