@@ -47,7 +47,7 @@ struct GattApplication: Sendable {
         let servicePath = servicePath
         return DBusInterface(
             name: BlueZName.gattCharacteristic,
-            methods: WriteCommandMethods.make(
+            methods: CharacteristicMethods.writeCommands(
                 write: { bytes, mtu in await link.write(bytes, mtu: mtu) },
                 acquire: { mtu in try await link.acquireWrite(mtu: mtu) }),
             properties: [
@@ -65,19 +65,8 @@ struct GattApplication: Sendable {
         let servicePath = servicePath
         return DBusInterface(
             name: BlueZName.gattCharacteristic,
-            methods: [
-                DBusMethod("ReadValue", inputs: [DBusArgument("options", "a{sv}")], outputs: [DBusArgument("value", "ay")]) { _ in
-                    [.bytes(await link.lastValue)]
-                },
-                DBusMethod("StartNotify") { _ in
-                    await link.startNotify()
-                    return []
-                },
-                DBusMethod("StopNotify") { _ in
-                    await link.stopNotify()
-                    return []
-                },
-            ],
+            methods: CharacteristicMethods.notifications(
+                read: { await link.lastValue }, start: { await link.startNotify() }, stop: { await link.stopNotify() }),
             properties: [
                 DBusProperty("UUID", signature: "s") { .string(TetherGATT.tx) },
                 DBusProperty("Service", signature: "o") { .objectPath(servicePath) },
