@@ -244,13 +244,8 @@ enum FirmwareSlotText {
 
     /// 64 hex digits → 32 bytes; nil otherwise.
     static func parseHash(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
+        // Hex.decode takes digits only: UInt8(_:radix:), used here before, also took a sign ("+f").
+        guard text.utf8.count == 64 else { return nil }
+        return Hex.decode(text)
     }
 }

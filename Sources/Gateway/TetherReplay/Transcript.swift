@@ -242,6 +242,6 @@ extension Substring {
 
 /// One byte written as two hex digits, nil for anything else.
 private func parseByte(_ text: Substring) -> UInt8? {
-    guard text.count == 2, text.allSatisfy(\.isHexDigit) else { return nil }
-    return UInt8(text, radix: 16)
+    guard text.utf8.count == 2, let bytes = Hex.decode(text) else { return nil }
+    return bytes.first
 }
