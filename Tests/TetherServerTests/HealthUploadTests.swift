@@ -352,6 +352,9 @@ final class FailingHealthStore: ServerStore {
     func token(id: String) async throws -> TokenRecord? { try await base.token(id: id) }
     func revokeToken(id: String, at date: Date) async throws -> Bool { try await base.revokeToken(id: id, at: date) }
     func tokens() async throws -> [TokenRecord] { try await base.tokens() }
+    func firmwareUpdates(tenant: String, address: String?) async throws -> [FirmwareUpdateRow] {
+        try await base.firmwareUpdates(tenant: tenant, address: address)
+    }
     func push(_ commands: [PushCommand], by principal: GatewayPrincipal) async throws -> [CommandResult] { try await base.push(commands, by: principal) }
     func feed(tenant: String, after: Int64, limit: Int) async throws -> FeedSlice { try await base.feed(tenant: tenant, after: after, limit: limit) }
     func settings(tenant: String, serial: String) async throws -> DeviceSettingsResource? { try await base.settings(tenant: tenant, serial: serial) }

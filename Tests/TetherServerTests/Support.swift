@@ -105,6 +105,17 @@ enum Commands {
             payload: .device(DevicePayload(serial: serial, hardwareRevision: firmware == nil ? nil : 3, firmwareVersion: firmware, protocolVersion: firmware == nil ? nil : 1, capabilities: firmware == nil ? 0 : 3, pairingState: pairing)))
     }
 
+    static func firmwareUpdate(
+        uid: String = UUID().uuidString.lowercased(), serial: String? = "TH-1", outcome: FirmwareUpdateOutcome = .confirmed, version: String = "1.5.0+0",
+        operation: CommandOperation = .create, id: UUID = UUID()
+    ) -> PushCommand {
+        let document = FirmwareUpdatePayload(
+            uid: uid, address: "C0:11:22:33:44:55", serial: serial, peripheralUid: nil, imageVersion: version,
+            imageHash: String(repeating: "ab", count: 32), imageBytes: 25_232, outcome: outcome, message: outcome == .reverted ? "came back on 1.4.2" : nil,
+            attempts: 1, startedAt: 1_793_520_000_000_000_000, finishedAt: 1_793_520_090_000_000_000)
+        return PushCommand(id: id, entityType: .firmwareUpdate, entityID: uid, operation: operation, payload: .firmwareUpdate(document))
+    }
+
     static func settings(_ serial: String, desired: SettingsDocument?, by author: SettingsChangeAuthor?, reported: SettingsDocument? = nil, base: Int64?, id: UUID = UUID()) -> PushCommand {
         PushCommand(
             id: id, entityType: .deviceSettings, entityID: serial, operation: .update,

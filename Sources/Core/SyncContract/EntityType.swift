@@ -5,6 +5,7 @@ public enum EntityType: String, Codable, Hashable, Sendable, CaseIterable {
     case consumptionEvent
     case deviceTelemetry
     case deviceSettings
+    case firmwareUpdate
 }
 
 public enum CommandOperation: String, Codable, Hashable, Sendable, CaseIterable {
@@ -14,13 +15,14 @@ public enum CommandOperation: String, Codable, Hashable, Sendable, CaseIterable 
 }
 
 /// The identity a command's `entity_id` names (the outbox's `OutboxEntity.id` format): `SERIAL` for devices and
-/// settings, `SERIAL/boot/sequence` for events, `SERIAL/kind/receivedAt` for telemetry. A serial may itself hold
-/// `/`, so composite ids are split from the right.
+/// settings, `SERIAL/boot/sequence` for events, `SERIAL/kind/receivedAt` for telemetry, the update's uid (a lowercase
+/// UUID) for a firmware update. A serial may itself hold `/`, so composite ids are split from the right.
 public enum EntityIdentity: Hashable, Sendable {
     case device(serial: String)
     case consumptionEvent(serial: String, bootCounter: Int, sequence: Int64)
     case deviceTelemetry(serial: String, kind: TelemetryKind, receivedAt: Int64)
     case deviceSettings(serial: String)
+    case firmwareUpdate(uid: String)
 
     public init?(type: EntityType, id: String) {
         switch type {
@@ -39,13 +41,19 @@ public enum EntityIdentity: Hashable, Sendable {
             guard let (serial, middle, last) = Self.split(id), let kind = TelemetryKind(rawValue: middle), let receivedAt = Int64(last)
             else { return nil }
             self = .deviceTelemetry(serial: serial, kind: kind, receivedAt: receivedAt)
+        case .firmwareUpdate:
+            guard FirmwareUpdatePayload.isLowercaseUUID(id) else { return nil }
+            self = .firmwareUpdate(uid: id)
         }
     }
 
-    public var serial: String {
+    /// The device the identity names; a firmware update names its device in its document, if at all.
+    public var serial: String? {
         switch self {
         case .device(let serial), .deviceSettings(let serial), .consumptionEvent(let serial, _, _), .deviceTelemetry(let serial, _, _):
             serial
+        case .firmwareUpdate:
+            nil
         }
     }
 

@@ -30,6 +30,7 @@ public enum CommandPayload: Sendable, Hashable {
     case consumptionEvent(EventPayload)
     case deviceTelemetry(TelemetryPayload)
     case deviceSettings(SettingsPayload)
+    case firmwareUpdate(FirmwareUpdatePayload)
     /// A delete carries only the identity in `entity_id`; its payload is not read.
     case identityOnly
     case unreadable(String)
@@ -76,6 +77,7 @@ extension PushCommand: Codable {
             case .consumptionEvent: payload = .consumptionEvent(try container.decode(EventPayload.self, forKey: .payload))
             case .deviceTelemetry: payload = .deviceTelemetry(try container.decode(TelemetryPayload.self, forKey: .payload))
             case .deviceSettings: payload = .deviceSettings(try container.decode(SettingsPayload.self, forKey: .payload))
+            case .firmwareUpdate: payload = .firmwareUpdate(try container.decode(FirmwareUpdatePayload.self, forKey: .payload))
             }
         } catch let error as DecodingError {
             // A payload that is not an object at all fails the request (it breaks the schema); one that is an
@@ -96,6 +98,7 @@ extension PushCommand: Codable {
         case .consumptionEvent(let document): try container.encode(document, forKey: .payload)
         case .deviceTelemetry(let document): try container.encode(document, forKey: .payload)
         case .deviceSettings(let document): try container.encode(document, forKey: .payload)
+        case .firmwareUpdate(let document): try container.encode(document, forKey: .payload)
         case .identityOnly, .unreadable: try container.encode([String: JSONValue](), forKey: .payload)
         }
         try container.encodeIfPresent(baseVersion, forKey: .baseVersion)

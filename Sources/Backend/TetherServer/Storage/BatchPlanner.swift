@@ -9,6 +9,7 @@ public struct BatchKeys: Sendable {
     public var serials: Set<String> = []
     public var events: Set<StoredEventKey> = []
     public var telemetry: Set<StoredTelemetryKey> = []
+    public var firmwareUpdates: Set<String> = []
 
     public init() {}
 
@@ -16,10 +17,16 @@ public struct BatchKeys: Sendable {
         for command in commands {
             commandIDs.append(command.id)
             guard let identity = EntityIdentity(type: command.entityType, id: command.entityID) else { continue }
-            serials.insert(identity.serial)
+            if let serial = identity.serial { serials.insert(serial) }
             switch identity {
             case .consumptionEvent(let serial, let boot, let sequence): events.insert(StoredEventKey(serial: serial, bootCounter: boot, sequence: sequence))
             case .deviceTelemetry(let serial, let kind, let receivedAt): telemetry.insert(StoredTelemetryKey(serial: serial, kind: kind, receivedAt: receivedAt))
+            case .firmwareUpdate(let uid):
+                firmwareUpdates.insert(uid)
+                // The device it names, if valid, is made when unknown (the planner's last rule).
+                if case .firmwareUpdate(let document) = command.payload, let serial = document.serial, EntityIdentity.isValidSerial(serial) {
+                    serials.insert(serial)
+                }
             case .device, .deviceSettings: break
             }
         }
@@ -33,6 +40,7 @@ public struct BatchState: Sendable {
     public var settings: [String: SettingsRow] = [:]
     public var events: [StoredEventKey: EventRow] = [:]
     public var telemetry: [StoredTelemetryKey: TelemetryRow] = [:]
+    public var firmwareUpdates: [String: FirmwareUpdateRow] = [:]
 
     public init() {}
 }
@@ -49,11 +57,13 @@ public struct BatchWrites: Sendable {
     public var deletedEvents: Set<StoredEventKey> = []
     public var telemetry: [StoredTelemetryKey: TelemetryRow] = [:]
     public var deletedTelemetry: Set<StoredTelemetryKey> = []
+    /// Inserted only: a firmware update's record is never changed.
+    public var firmwareUpdates: [String: FirmwareUpdateRow] = [:]
     public var feed: [FeedEntry] = []
 
     public var isEmpty: Bool {
         commandLog.isEmpty && devices.isEmpty && settings.isEmpty && deletedSettings.isEmpty && events.isEmpty && deletedEvents.isEmpty
-            && telemetry.isEmpty && deletedTelemetry.isEmpty && feed.isEmpty
+            && telemetry.isEmpty && deletedTelemetry.isEmpty && firmwareUpdates.isEmpty && feed.isEmpty
     }
 }
 
@@ -74,8 +84,10 @@ public struct BatchWrites: Sendable {
 /// - deviceSettings update: `reported` and the merge conflicts always follow the gateway; `desired` changes only
 ///   when the gateway's technician changed it, and only if `base_version` is the server's current version (else a
 ///   `conflict` carrying the server's desired settings).
-/// - An event, telemetry record or settings for an unknown device creates the device (`discovered`), as the
-///   gateway does, so no row ever references a missing device.
+/// - firmwareUpdate create: insert, once: an identical record makes it a `duplicate`, a different one a `conflict`.
+///   An update's end is history: update and delete are `rejected`.
+/// - An event, telemetry record, settings or firmware update for an unknown device creates the device
+///   (`discovered`), as the gateway does, so no row ever references a missing device.
 public struct BatchPlanner: Sendable {
     public private(set) var state: BatchState
     public private(set) var writes = BatchWrites()
@@ -155,6 +167,13 @@ public struct BatchPlanner: Sendable {
         case (.deviceSettings, .delete, _):
             return .rejected(id, "device settings are not deleted on their own: delete the device")
 
+        case (.firmwareUpdate(let uid), .create, .firmwareUpdate(let document)):
+            guard document.uid == uid else { return .rejected(id, "payload uid \(document.uid) does not match entity_id \(uid)") }
+            if let problem = document.problem { return .rejected(id, problem) }
+            return writeFirmwareUpdate(document, id: id, gateway: gateway)
+        case (.firmwareUpdate, .update, _), (.firmwareUpdate, .delete, _):
+            return .rejected(id, "a firmware update's record is written once, when the update ends: \(command.operation.rawValue) does not apply")
+
         case (_, .create, _), (_, .update, _):
             return .rejected(id, "the payload is not a \(command.entityType.rawValue) document")
         }
@@ -194,6 +213,20 @@ public struct BatchPlanner: Sendable {
         writes.telemetry[key] = row
         writes.deletedTelemetry.remove(key)
         return .applied(id, version: row.version)
+    }
+
+    private mutating func writeFirmwareUpdate(_ document: FirmwareUpdatePayload, id: UUID, gateway: String) -> CommandResult {
+        if let existing = state.firmwareUpdates[document.uid] {
+            if existing.document == document { return .duplicate(id, version: 1) }
+            return .conflict(
+                id, serverVersion: 1, serverValue: (try? JSONValue(encoding: existing.document)) ?? .null,
+                reason: "firmware update \(document.uid) was recorded with different content")
+        }
+        if let serial = document.serial { ensureDevice(serial, origin: gateway) }
+        let row = FirmwareUpdateRow(document: document, gateway: gateway)
+        state.firmwareUpdates[document.uid] = row
+        writes.firmwareUpdates[document.uid] = row
+        return .applied(id, version: 1)
     }
 
     private mutating func writeReportedSettings(_ document: SettingsPayload, baseVersion: Int64?, id: UUID, gateway: String) -> CommandResult {
@@ -322,7 +355,7 @@ enum CommandFingerprint {
         case .consumptionEvent(let e):
             text += "\(e.serial)\u{1F}\(e.bootCounter)\u{1F}\(e.sequence)\u{1F}\(e.ticks)\u{1F}\(e.utcNanoseconds.map(String.init) ?? "-")\u{1F}"
             text += "\(e.uncertaintyNanoseconds.map(String.init) ?? "-")\u{1F}\(e.durationMilliseconds)\u{1F}\(e.intensity)\u{1F}\(e.receivedAt)"
-        case .device, .deviceTelemetry, .deviceSettings:
+        case .device, .deviceTelemetry, .deviceSettings, .firmwareUpdate:
             // Rare and small: the sorted-key JSON of the document is canonical enough for one implementation.
             text += canonicalJSON(command.payload)
         case .identityOnly:
@@ -341,6 +374,7 @@ enum CommandFingerprint {
         case .device(let document): data = try? encoder.encode(document)
         case .deviceTelemetry(let document): data = try? encoder.encode(document)
         case .deviceSettings(let document): data = try? encoder.encode(document)
+        case .firmwareUpdate(let document): data = try? encoder.encode(document)
         case .consumptionEvent(let document): data = try? encoder.encode(document)
         case .identityOnly, .unreadable: data = nil
         }

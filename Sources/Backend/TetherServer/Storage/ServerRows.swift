@@ -99,6 +99,17 @@ public struct TelemetryRow: Hashable, Sendable {
     public var key: StoredTelemetryKey { StoredTelemetryKey(serial: document.serial, kind: document.kind, receivedAt: document.receivedAt) }
 }
 
+/// A firmware update's ending as a gateway reported it: written once (issue 16).
+public struct FirmwareUpdateRow: Hashable, Sendable {
+    public var document: FirmwareUpdatePayload
+    public var gateway: String
+
+    public init(document: FirmwareUpdatePayload, gateway: String) {
+        self.document = document
+        self.gateway = gateway
+    }
+}
+
 /// The record of an applied command id: the idempotency key, written in the transaction that applied it.
 public struct CommandLogRow: Hashable, Sendable {
     public var id: UUID

@@ -39,6 +39,10 @@ public protocol ServerStore: Sendable {
 
     func statistics(tenant: String) async throws -> TenantStatistics
 
+    /// The firmware updates the tenant's gateways finished, newest first; of one device (its Bluetooth address) when
+    /// `address` is given.
+    func firmwareUpdates(tenant: String, address: String?) async throws -> [FirmwareUpdateRow]
+
     /// Stores health samples in one transaction (`HealthUploadPlanner`'s rules); one result per sample, in order.
     /// `storedAt` is the server's instant, nanoseconds since the Unix epoch.
     func uploadHealthSamples(_ samples: [HealthSampleUpload], by principal: GatewayPrincipal, storedAt: Int64) async throws -> [HealthUploadResult]

@@ -96,6 +96,25 @@ enum ServerTables {
                 gateway: try row.text("gateway"))
         })
 
+    /// Only ever inserted: an update ends once. The columns beside the document are what an operator looks a
+    /// device's updates up by.
+    static let firmwareUpdate = StoredTable<FirmwareUpdateRow>(
+        name: "firmware_update", scopedByTenant: true,
+        key: [StoredColumn<FirmwareUpdateRow>("uid", .text) { .text($0.document.uid) }],
+        values: [
+            StoredColumn<FirmwareUpdateRow>("serial", .text) { StoredValue($0.document.serial) },
+            StoredColumn<FirmwareUpdateRow>("address", .text) { .text($0.document.address) },
+            StoredColumn<FirmwareUpdateRow>("outcome", .text) { .text($0.document.outcome.rawValue) },
+            StoredColumn<FirmwareUpdateRow>("image_version", .text) { .text($0.document.imageVersion) },
+            StoredColumn<FirmwareUpdateRow>("finished_at", .bigint) { .integer($0.document.finishedAt) },
+            StoredColumn<FirmwareUpdateRow>("document", .json) { try .json($0.document) },
+            StoredColumn<FirmwareUpdateRow>("gateway", .text) { .text($0.gateway) },
+        ],
+        read: { row in
+            FirmwareUpdateRow(
+                document: try row.json(FirmwareUpdatePayload.self, "document", table: "firmware_update"), gateway: try row.text("gateway"))
+        })
+
     /// Only ever inserted: a command id is applied once.
     static let commandLog = StoredTable<CommandLogRow>(
         name: "command_log", scopedByTenant: true,

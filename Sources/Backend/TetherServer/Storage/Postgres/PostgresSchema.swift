@@ -182,6 +182,28 @@ extension PostgresServerStore {
         ("v3", ["CREATE INDEX health_sample_projection ON health_sample (tenant, device_uid, metric_code, effective_at)"]),
         // The FHIR export's pages (healthExportPage): undeleted samples by effective time, then uid byte by byte.
         ("v4", [#"CREATE INDEX health_sample_export ON health_sample (tenant, effective_at, uid COLLATE "C") WHERE deleted_at IS NULL"#]),
+        // Firmware updates' endings (issue 16): the same table as SQLite's v4.
+        (
+            "v5",
+            [
+                """
+                CREATE TABLE firmware_update (
+                    tenant text NOT NULL,
+                    uid text NOT NULL CHECK (length(uid) = 36),
+                    serial text CHECK (serial IS NULL OR length(serial) BETWEEN 1 AND 32),
+                    address text NOT NULL CHECK (length(address) = 17),
+                    outcome text NOT NULL CHECK (outcome IN ('confirmed', 'running-in-test', 'already-running', 'reverted', 'failed', 'cancelled')),
+                    image_version text NOT NULL CHECK (length(image_version) BETWEEN 1 AND 64),
+                    finished_at bigint NOT NULL,
+                    document jsonb NOT NULL,
+                    gateway text NOT NULL,
+                    PRIMARY KEY (tenant, uid),
+                    FOREIGN KEY (tenant, serial) REFERENCES device (tenant, serial)
+                )
+                """,
+                "CREATE INDEX firmware_update_device ON firmware_update (tenant, address, finished_at)",
+            ]
+        ),
     ]
 
     public func migrate() async throws {

@@ -46,7 +46,27 @@ extension PostgresServerStore {
                 """
             for row in try await fetch(ServerTables.telemetry, query, connection, logger) { state.telemetry[row.key] = row }
         }
+        if !keys.firmwareUpdates.isEmpty {
+            let query: PostgresQuery = """
+                SELECT \(unescaped: ServerTables.firmwareUpdate.postgresSelectList())
+                FROM firmware_update WHERE tenant = \(tenant) AND uid = ANY(\(Array(keys.firmwareUpdates)))
+                """
+            for row in try await fetch(ServerTables.firmwareUpdate, query, connection, logger) { state.firmwareUpdates[row.document.uid] = row }
+        }
         return state
+    }
+
+    public func firmwareUpdates(tenant: String, address: String?) async throws -> [FirmwareUpdateRow] {
+        let logger = logger
+        return try await connection { connection in
+            let table = ServerTables.firmwareUpdate
+            let query: PostgresQuery = """
+                SELECT \(unescaped: table.postgresSelectList()) FROM firmware_update
+                WHERE tenant = \(tenant) AND (\(address)::text IS NULL OR address = \(address))
+                ORDER BY finished_at DESC, uid DESC
+                """
+            return try await Self.fetch(table, query, connection, logger)
+        }
     }
 
     /// Every row `query` returns, read as `table` reads them.

@@ -35,6 +35,7 @@ extension PostgresServerStore {
                 """, logger: logger)
         }
         try await upsert(ServerTables.telemetry, writes.telemetry.values, tenant: tenant, connection, logger)
+        try await insert(ServerTables.firmwareUpdate, writes.firmwareUpdates.values, tenant: tenant, conflict: "", connection, logger)
         try await insert(ServerTables.commandLog, writes.commandLog, tenant: tenant, conflict: "", connection, logger)
         // One statement per entry: the sequence numbers are drawn in feed order.
         for entry in writes.feed {

@@ -185,6 +185,25 @@ extension SQLiteServerStore {
         migrator.registerMigration("v3") { db in
             try db.execute(sql: "CREATE INDEX health_sample_projection ON health_sample (tenant, device_uid, metric_code, effective_at)")
         }
+        // Firmware updates' endings (issue 16): one row per update a gateway finished, never changed.
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                CREATE TABLE firmware_update (
+                    tenant TEXT NOT NULL,
+                    uid TEXT NOT NULL CHECK (length(uid) = 36),
+                    serial TEXT CHECK (serial IS NULL OR length(serial) BETWEEN 1 AND 32),
+                    address TEXT NOT NULL CHECK (length(address) = 17),
+                    outcome TEXT NOT NULL CHECK (outcome IN ('confirmed', 'running-in-test', 'already-running', 'reverted', 'failed', 'cancelled')),
+                    image_version TEXT NOT NULL CHECK (length(image_version) BETWEEN 1 AND 64),
+                    finished_at INTEGER NOT NULL,
+                    document TEXT NOT NULL CHECK (json_valid(document)),
+                    gateway TEXT NOT NULL,
+                    PRIMARY KEY (tenant, uid),
+                    FOREIGN KEY (tenant, serial) REFERENCES device (tenant, serial)
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX firmware_update_device ON firmware_update (tenant, address, finished_at);
+                """)
+        }
         return migrator
     }
 }

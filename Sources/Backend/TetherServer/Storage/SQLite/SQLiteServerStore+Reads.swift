@@ -21,6 +21,9 @@ extension SQLiteServerStore {
             state.telemetry[key] = try fetchOne(
                 ServerTables.telemetry, tenant: tenant, key: [.text(key.serial), .text(key.kind.rawValue), .integer(key.receivedAt)], db)
         }
+        for uid in keys.firmwareUpdates {
+            state.firmwareUpdates[uid] = try fetchOne(ServerTables.firmwareUpdate, tenant: tenant, key: [.text(uid)], db)
+        }
         return state
     }
 
@@ -61,6 +64,20 @@ extension SQLiteServerStore {
             guard let device = try Self.fetchOne(ServerTables.device, tenant: tenant, key: [.text(serial)], db), !device.deleted else { return nil }
             let row = try Self.fetchOne(ServerTables.settings, tenant: tenant, key: [.text(serial)], db)
             return (row ?? SettingsRow(serial: serial)).resource
+        }
+    }
+
+    public func firmwareUpdates(tenant: String, address: String?) async throws -> [FirmwareUpdateRow] {
+        try await pool.read { db in
+            let table = ServerTables.firmwareUpdate
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(table.sqliteSelectList) FROM firmware_update WHERE tenant = ? AND (? IS NULL OR address = ?)
+                    ORDER BY finished_at DESC, uid DESC
+                    """,
+                arguments: [tenant, address, address]
+            ).map { try table.read(SQLiteRowReader(row: $0)) }
         }
     }
 

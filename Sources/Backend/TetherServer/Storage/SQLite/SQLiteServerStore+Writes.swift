@@ -17,6 +17,7 @@ extension SQLiteServerStore {
         let deleteTelemetry = try db.cachedStatement(sql: "DELETE FROM telemetry WHERE tenant = ? AND serial = ? AND kind = ? AND received_at = ?")
         for key in writes.deletedTelemetry { try deleteTelemetry.execute(arguments: [tenant, key.serial, key.kind.rawValue, key.receivedAt]) }
         try upsert(ServerTables.telemetry, writes.telemetry.values, tenant: tenant, db)
+        try insert(ServerTables.firmwareUpdate, writes.firmwareUpdates.values, tenant: tenant, db)
         try insert(ServerTables.commandLog, writes.commandLog, tenant: tenant, db)
         let feed = try db.cachedStatement(sql: "INSERT INTO change_feed (tenant, origin, document) VALUES (?, ?, ?)")
         for entry in writes.feed { try feed.execute(arguments: [tenant, entry.origin, try StoredJSON.encode(entry.change)]) }
