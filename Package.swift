@@ -300,7 +300,7 @@ let tests: [Target] = [
         name: "TetherStoreTests",
         dependencies: [
             "TetherStore", "TetherStoreSimulation", "TetherStoreCrashTest", "TetherDeviceModel", "LinkProtocol", "TetherSettings",
-            "TetherPrimitives", "TetherTestSupport", grdb,
+            "TetherPrimitives", "TetherTestSupport", "SyncContract", grdb,
         ]
     ),
     .testTarget(name: "DBusTests", dependencies: ["DBus", "TetherTestSupport"]),

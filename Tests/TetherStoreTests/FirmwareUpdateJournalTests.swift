@@ -3,6 +3,7 @@ import GRDB
 import Testing
 @testable import TetherStore
 import TetherPrimitives
+import SyncContract
 
 @Suite("Firmware update journal: one unfinished update per device, forward only, durable across a reopen")
 struct FirmwareUpdateJournalTests {
@@ -28,7 +29,7 @@ struct FirmwareUpdateJournalTests {
         try journal.advance(begun.uid, to: .testing, at: now.plus(milliseconds: 30))
         try journal.advance(begun.uid, to: .proving, at: now.plus(milliseconds: 40))
         try journal.advance(begun.uid, to: .confirming, at: now.plus(milliseconds: 50))
-        let done = try journal.finish(begun.uid, .confirmed, at: now.plus(milliseconds: 60))
+        let done = try journal.finish(begun.uid, .confirmed, at: now.plus(milliseconds: 60), using: &random)
         #expect(done.phase == .finished && done.outcome == .confirmed)
         #expect(done.finishedAt == now.plus(milliseconds: 60).nanoseconds)
         #expect(done.bytesAcknowledged == 66_192)
@@ -45,7 +46,7 @@ struct FirmwareUpdateJournalTests {
         #expect(refusal?.code == .conflict)
         #expect(refusal?.reason.contains(first.uid) == true, "the refusal names the update in the way")
         _ = try journal.begin(request("C0:54:45:00:00:08"), at: now, using: &random)  // another device: fine
-        try journal.finish(first.uid, .failed, message: "the device stopped answering", at: now.plus(milliseconds: 5))
+        try journal.finish(first.uid, .failed, message: "the device stopped answering", at: now.plus(milliseconds: 5), using: &random)
         let second = try journal.begin(request(), at: now.plus(milliseconds: 6), using: &random)
         #expect(second.uid != first.uid)
         #expect(try journal.history(address: "C0:54:45:00:00:07").map(\.uid) == [second.uid, first.uid])
@@ -65,7 +66,7 @@ struct FirmwareUpdateJournalTests {
         #expect(throws: StoreError.self) { try journal.advance(update.uid, to: .testing, at: now) }
         #expect(throws: StoreError.self) { try journal.acknowledged(update.uid, offset: 100, at: now) }
         #expect(throws: StoreError.self) { try journal.advance(update.uid, to: .finished, at: now) }
-        try journal.finish(update.uid, .reverted, message: "it runs 1.2.3+4", at: now)
+        try journal.finish(update.uid, .reverted, message: "it runs 1.2.3+4", at: now, using: &random)
         let afterwards = #expect(throws: StoreError.self) { try journal.retried(update.uid, at: now) }
         #expect(afterwards?.code == .invalidRequest)
         #expect(try journal.update(uid: update.uid)?.outcome == .reverted)
@@ -104,5 +105,90 @@ struct FirmwareUpdateJournalTests {
                 try db.execute(sql: "UPDATE firmwareUpdate SET bytesAcknowledged = imageBytes + 1 WHERE uid = ?", arguments: [update.uid])
             }
         }
+    }
+}
+
+/// Rule 4: an update's end reaches the backend (the outbox) and the device registry (the peripheral's running image)
+/// in the write that records it.
+@Suite("Firmware update journal: a finished update is queued for the backend and recorded in the registry")
+struct FirmwareUpdateOutcomeTests {
+    let now = Timestamp(nanoseconds: 1_793_520_000_000_000_000)
+    let address = "C0:54:45:00:00:07"
+
+    func begin(_ journal: FirmwareUpdateJournal, using random: inout SplitMix64) throws -> FirmwareUpdateRecord {
+        try journal.begin(
+            FirmwareUpdateJournal.Request(
+                address: address, imageVersion: "1.5.0+7", imageHash: Array(repeating: 0xAB, count: 32),
+                uploadSha256: Array(repeating: 0xCD, count: 32), imageBytes: 25_232, imagePath: "/var/lib/tether/firmware/ab.img"),
+            at: now, using: &random)
+    }
+
+    func queued(_ database: GatewayDatabase, uid: String) throws -> (OutboxCommandRecord, FirmwareUpdatePayload)? {
+        let commands = try Outbox(database: database).commands(for: .firmwareUpdate(uid: uid))
+        guard let command = commands.first else { return nil }
+        #expect(commands.count == 1, "one command per finished update")
+        return (command, try JSONDecoder().decode(FirmwareUpdatePayload.self, from: Data(command.payload.utf8)))
+    }
+
+    @Test("confirmed: one create the backend's rules accept, naming the Tether device's serial and the peripheral; the registry runs the image, confirmed")
+    func confirmed() throws {
+        let database = try GatewayDatabase.inMemory()
+        var random = SplitMix64(seed: 11)
+        try DeviceRegistry(database: database).recordAddress(address, serial: "TH-7", at: now, using: &random)
+        let peripheral = try #require(try PeripheralRegistry(database: database).peripheral(identityAddress: address))
+        let journal = FirmwareUpdateJournal(database: database)
+        let update = try begin(journal, using: &random)
+        #expect(try queued(database, uid: update.uid) == nil, "nothing goes to the backend while the update runs")
+        try journal.advance(update.uid, to: .confirming, at: now.plus(milliseconds: 10))
+        try journal.finish(update.uid, .confirmed, at: now.plus(milliseconds: 90_000), using: &random)
+
+        let (command, payload) = try #require(try queued(database, uid: update.uid))
+        #expect(command.operation == .create && command.entityId == update.uid)
+        #expect(payload.problem == nil, "\(payload.problem ?? "")")
+        #expect(payload.uid == update.uid && payload.address == address)
+        #expect(payload.serial == "TH-7" && payload.peripheralUid == peripheral.uid)
+        #expect(payload.imageVersion == "1.5.0+7" && payload.imageHash == String(repeating: "ab", count: 32) && payload.imageBytes == 25_232)
+        #expect(payload.outcome == .confirmed && payload.message == nil && payload.attempts == 1)
+        #expect(payload.startedAt == now.nanoseconds && payload.finishedAt == now.plus(milliseconds: 90_000).nanoseconds)
+
+        let running = try #require(try PeripheralRegistry(database: database).peripheral(identityAddress: address)?.runningImage)
+        #expect(running == PeripheralRecord.RunningImage(version: "1.5.0+7", hash: Data(repeating: 0xAB, count: 32), confirmed: true, updateUid: update.uid))
+    }
+
+    @Test("left in test, the registry says so; a revert or a failure changes nothing in it but is still queued, with its reason")
+    func otherOutcomes() throws {
+        let database = try GatewayDatabase.inMemory()
+        var random = SplitMix64(seed: 12)
+        try PeripheralRegistry(database: database).register(identityAddress: address, at: now, using: &random)
+        let journal = FirmwareUpdateJournal(database: database)
+
+        let inTest = try begin(journal, using: &random)
+        try journal.finish(inTest.uid, .runningInTest, at: now.plus(milliseconds: 1), using: &random)
+        #expect(try PeripheralRegistry(database: database).peripheral(identityAddress: address)?.runningImage?.confirmed == false)
+
+        let reverted = try begin(journal, using: &random)
+        try journal.finish(reverted.uid, .reverted, message: "came back on 1.4.2+0", at: now.plus(milliseconds: 2), using: &random)
+        let failed = try begin(journal, using: &random)
+        let longReason = String(repeating: "é", count: 600)
+        try journal.finish(failed.uid, .failed, message: longReason, at: now.plus(milliseconds: 3), using: &random)
+        #expect(try PeripheralRegistry(database: database).peripheral(identityAddress: address)?.runningImage?.updateUid == inTest.uid)
+
+        let (_, revertPayload) = try #require(try queued(database, uid: reverted.uid))
+        #expect(revertPayload.outcome == .reverted && revertPayload.message == "came back on 1.4.2+0")
+        #expect(revertPayload.serial == nil, "not a Tether link device")
+        let (_, failPayload) = try #require(try queued(database, uid: failed.uid))
+        #expect(failPayload.problem == nil, "a long reason is cut to what the backend takes: \(failPayload.problem ?? "")")
+        #expect(failPayload.message?.utf8.count == 1024)
+    }
+
+    @Test("an unknown device's update is queued without a serial or a peripheral uid")
+    func unknownDevice() throws {
+        let database = try GatewayDatabase.inMemory()
+        var random = SplitMix64(seed: 13)
+        let journal = FirmwareUpdateJournal(database: database)
+        let update = try begin(journal, using: &random)
+        try journal.finish(update.uid, .alreadyRunning, at: now.plus(milliseconds: 1), using: &random)
+        let (_, payload) = try #require(try queued(database, uid: update.uid))
+        #expect(payload.serial == nil && payload.peripheralUid == nil && payload.problem == nil)
     }
 }

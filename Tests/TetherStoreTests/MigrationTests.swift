@@ -36,7 +36,7 @@ struct MigrationTests {
 
     /// Every migration, as `appliedMigrations()` lists them: sorted by name, so v10 comes after v1 (v1 is frozen; later
     /// ones only add).
-    static let migrations = ["v1", "v10-health-projections", "v11-health-dedup-keys-by-address", "v12-firmware-updates", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
+    static let migrations = ["v1", "v10-health-projections", "v11-health-dedup-keys-by-address", "v12-firmware-updates", "v13-firmware-update-outcomes", "v2-outbox-ready-index", "v3-settings-server-base", "v4-peripheral-registry", "v5-outbox-entity-types", "v6-health-tables", "v7-peripheral-adopted", "v8-glucose-specimen-codes", "v9-peripheral-pnp-id"]
 
     @Test("a new file gets the whole schema, sound")
     func fromEmpty() throws {

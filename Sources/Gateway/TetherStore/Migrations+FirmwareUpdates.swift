@@ -36,4 +36,19 @@ extension Migrations {
             CREATE INDEX firmwareUpdateByAddress ON firmwareUpdate(address, id);
             """)
     }
+
+    /// Issue 16: "the outcome and the new firmware version land in the device registry and reach the backend through
+    /// the outbox". A finished update is an outbox entity (`firmwareUpdate`, queued in the transaction that finishes
+    /// it), and the peripheral registry says which image the device runs after the latest update that left it on
+    /// one: the image's version and hash, whether it was confirmed (else MCUboot reverts it at the next reset), and
+    /// the update that put it there. The Device Information Service's firmware revision stays what the device says.
+    static func v13FirmwareUpdateOutcomes(_ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO outboxEntityType (name) VALUES ('firmwareUpdate');
+            ALTER TABLE peripheral ADD COLUMN runningImageVersion TEXT CHECK (runningImageVersion IS NULL OR length(runningImageVersion) BETWEEN 1 AND 64);
+            ALTER TABLE peripheral ADD COLUMN runningImageHash BLOB CHECK (runningImageHash IS NULL OR length(runningImageHash) = 32);
+            ALTER TABLE peripheral ADD COLUMN runningImageConfirmed INTEGER CHECK (runningImageConfirmed IS NULL OR runningImageConfirmed IN (0, 1));
+            ALTER TABLE peripheral ADD COLUMN runningImageUpdate TEXT CHECK (runningImageUpdate IS NULL OR length(runningImageUpdate) = 36);
+            """)
+    }
 }

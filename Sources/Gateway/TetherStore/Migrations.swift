@@ -21,6 +21,7 @@ enum Migrations {
         migrator.registerMigration("v10-health-projections", migrate: v10HealthProjections)
         migrator.registerMigration("v11-health-dedup-keys-by-address", migrate: v11HealthDedupKeysByAddress)
         migrator.registerMigration("v12-firmware-updates", migrate: v12FirmwareUpdates)
+        migrator.registerMigration("v13-firmware-update-outcomes", migrate: v13FirmwareUpdateOutcomes)
         return migrator
     }
 

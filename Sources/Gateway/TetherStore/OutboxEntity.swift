@@ -13,12 +13,15 @@ public enum OutboxEntity: Hashable, Sendable, CustomStringConvertible {
     case consumptionEvent(EventKey)
     case telemetry(serial: String, kind: DeviceTelemetryRecord.Kind, receivedAt: Int64)
     case deviceSettings(serial: String)
+    /// A finished firmware update, by its uid (`FirmwareUpdateJournal`).
+    case firmwareUpdate(uid: String)
 
     public enum Kind: String, Codable, Hashable, Sendable, CaseIterable, DatabaseValueConvertible {
         case device
         case consumptionEvent
         case deviceTelemetry
         case deviceSettings
+        case firmwareUpdate
     }
 
     public var kind: Kind {
@@ -27,16 +30,18 @@ public enum OutboxEntity: Hashable, Sendable, CustomStringConvertible {
         case .consumptionEvent: .consumptionEvent
         case .telemetry: .deviceTelemetry
         case .deviceSettings: .deviceSettings
+        case .firmwareUpdate: .firmwareUpdate
         }
     }
 
-    /// `SERIAL`, `SERIAL/boot/sequence`, `SERIAL/kind/receivedAt`. A serial may itself contain `/` (§7.2 allows
+    /// `SERIAL`, `SERIAL/boot/sequence`, `SERIAL/kind/receivedAt`, an update's uid. A serial may itself contain `/` (§7.2 allows
     /// any printable ASCII), so composite ids are parsed from the right.
     public var id: String {
         switch self {
         case .device(let serial), .deviceSettings(let serial): serial
         case .consumptionEvent(let key): "\(key.serial)/\(key.bootCounter)/\(key.sequence)"
         case .telemetry(let serial, let kind, let receivedAt): "\(serial)/\(kind.rawValue)/\(receivedAt)"
+        case .firmwareUpdate(let uid): uid
         }
     }
 
@@ -54,6 +59,9 @@ public enum OutboxEntity: Hashable, Sendable, CustomStringConvertible {
                 let receivedAt = Int64(last)
             else { return nil }
             self = .telemetry(serial: serial, kind: telemetryKind, receivedAt: receivedAt)
+        case .firmwareUpdate:
+            guard id.utf8.count == 36 else { return nil }
+            self = .firmwareUpdate(uid: id)
         }
     }
 
@@ -73,7 +81,7 @@ public enum OutboxEntity: Hashable, Sendable, CustomStringConvertible {
                 table: "deviceTelemetry",
                 match: "deviceId = (SELECT id FROM device WHERE serial = ?) AND kind = ? AND receivedAt = ?",
                 arguments: [serial, kind.rawValue, receivedAt])
-        case .device, .deviceSettings:
+        case .device, .deviceSettings, .firmwareUpdate:
             nil
         }
     }

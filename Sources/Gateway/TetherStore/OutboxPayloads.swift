@@ -1,5 +1,6 @@
 import Foundation
 import LinkProtocol
+import TetherPrimitives
 import TetherSettings
 
 /// The JSON bodies of outbox commands: each entity's full state (create, update) or identity (delete), in the
@@ -28,6 +29,24 @@ enum OutboxPayloads {
         json.add("protocolVersion", device.protocolVersion.map(Int64.init))
         json.add("capabilities", Int64(device.capabilities))
         json.add("pairingState", device.pairingState.rawValue)
+        return json.finish()
+    }
+
+    /// SyncContract's `FirmwareUpdatePayload`: a finished update, the device named by what the gateway knows of it.
+    static func firmwareUpdate(_ record: FirmwareUpdateRecord, serial: String?, peripheralUid: String?) -> String {
+        var json = JSONObjectWriter()
+        json.add("uid", record.uid)
+        json.add("address", record.address)
+        json.add("serial", serial)
+        json.add("peripheralUid", peripheralUid)
+        json.add("imageVersion", record.imageVersion)
+        json.add("imageHash", Hex.encode(record.imageHash))
+        json.add("imageBytes", Int64(record.imageBytes))
+        json.add("outcome", record.outcome?.rawValue)
+        json.add("message", record.message)
+        json.add("attempts", Int64(record.attempts))
+        json.add("startedAt", record.createdAt)
+        json.add("finishedAt", record.finishedAt)
         return json.finish()
     }
 

@@ -214,7 +214,8 @@ public struct FirmwareUpdateRunner: Sendable {
     }
 
     private func finish(_ uid: String, _ outcome: FirmwareUpdateRecord.Outcome, message: String?) -> FirmwareUpdateRecord? {
-        try? journal.finish(uid, outcome, message: message, at: now())
+        var random = SystemRandomNumberGenerator()
+        return try? journal.finish(uid, outcome, message: message, at: now(), using: &random)
     }
 
     static func journalOutcome(_ outcome: FirmwareUpdateProcedure.Outcome) -> FirmwareUpdateRecord.Outcome {

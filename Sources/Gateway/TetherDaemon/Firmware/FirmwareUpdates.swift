@@ -195,7 +195,8 @@ final class FirmwareUpdates: Sendable {
             try? await Task.sleep(for: .milliseconds(500))
         }
         guard let data = FileManager.default.contents(atPath: record.imagePath) else {
-            _ = try? runner.journal.finish(record.uid, .failed, message: "the kept image \(record.imagePath) is gone", at: WallClock.now())
+            var random = SystemRandomNumberGenerator()
+            _ = try? runner.journal.finish(record.uid, .failed, message: "the kept image \(record.imagePath) is gone", at: WallClock.now(), using: &random)
             logger.error("firmware update cannot resume: its kept image is gone", metadata: metadata)
             return
         }

@@ -10,6 +10,9 @@ import TetherPrimitives
 ///    (`StoreError.invalidRequest`), and the acknowledged offset never goes back within a phase of uploading except
 ///    when the device says so (`acknowledged(_:resetTo:)`: a device that rebooted forgot a partial upload).
 /// 3. Every change is one durable write, made before the step it records is reported done.
+/// 4. An update's end reaches the backend and the device registry in the write that records it: the `firmwareUpdate`
+///    outbox command, and, when the device runs the image after it, the peripheral's `runningImage` (issue 16: "the
+///    outcome and the new firmware version land in the device registry and reach the backend through the outbox").
 public struct FirmwareUpdateJournal: Sendable {
     public let database: GatewayDatabase
 
@@ -97,16 +100,30 @@ public struct FirmwareUpdateJournal: Sendable {
         try change(uid, at: now) { record in record.attempts += 1 }
     }
 
-    /// The update ended with `outcome`.
+    /// The update ended with `outcome` (rule 4: with its outbox command and the registry's running image).
     @discardableResult
     public func finish(
-        _ uid: String, _ outcome: FirmwareUpdateRecord.Outcome, message: String? = nil, at now: Timestamp
+        _ uid: String, _ outcome: FirmwareUpdateRecord.Outcome, message: String? = nil, at now: Timestamp,
+        using random: inout some RandomNumberGenerator
     ) throws(StoreError) -> FirmwareUpdateRecord {
-        try change(uid, at: now) { record in
+        let commandID = UUIDv7.make(at: now, using: &random)
+        return try change(uid, at: now) { db, record in
             record.phase = .finished
             record.outcome = outcome
-            record.message = message
+            // The backend takes at most 1024 bytes of it (SyncContract's FirmwareUpdatePayload).
+            record.message = message.map { Self.truncated($0, toBytes: 1024) }
             record.finishedAt = now.nanoseconds
+            let serial = try String.fetchOne(db, sql: "SELECT serial FROM device WHERE address = ?", arguments: [record.address])
+            var peripheral = try PeripheralRegistry.fetch(db, identityAddress: record.address)
+            if outcome.deviceRunsImage, var registered = peripheral {
+                registered.runningImage = PeripheralRecord.RunningImage(
+                    version: record.imageVersion, hash: record.imageHash, confirmed: outcome != .runningInTest, updateUid: record.uid)
+                try registered.update(db)
+                peripheral = registered
+            }
+            _ = try Outbox.enqueue(
+                db, entity: .firmwareUpdate(uid: record.uid), operation: .create,
+                payload: OutboxPayloads.firmwareUpdate(record, serial: serial, peripheralUid: peripheral?.uid), now: now, id: commandID)
         }
     }
 
@@ -140,6 +157,12 @@ public struct FirmwareUpdateJournal: Sendable {
     private func change(
         _ uid: String, at now: Timestamp, _ body: @escaping (inout FirmwareUpdateRecord) throws -> Void
     ) throws(StoreError) -> FirmwareUpdateRecord {
+        try change(uid, at: now) { _, record in try body(&record) }
+    }
+
+    private func change(
+        _ uid: String, at now: Timestamp, _ body: @escaping (Database, inout FirmwareUpdateRecord) throws -> Void
+    ) throws(StoreError) -> FirmwareUpdateRecord {
         try database.write { db in
             guard var record = try FirmwareUpdateRecord.filter(FirmwareUpdateRecord.Columns.uid == uid).fetchOne(db) else {
                 throw StoreError(.notFound, "no firmware update \(uid)")
@@ -147,10 +170,21 @@ public struct FirmwareUpdateJournal: Sendable {
             guard record.phase != .finished else {
                 throw StoreError(.invalidRequest, "update \(uid) finished (\(record.outcome?.rawValue ?? "?")); it does not change")
             }
-            try body(&record)
+            try body(db, &record)
             record.updatedAt = max(record.updatedAt, now.nanoseconds)
             try record.update(db)
             return record
         }
+    }
+
+    /// `text` cut to at most `limit` bytes of UTF-8, on a character boundary.
+    static func truncated(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        for character in text {
+            guard result.utf8.count + character.utf8.count <= limit else { break }
+            result.append(character)
+        }
+        return result
     }
 }

@@ -36,6 +36,14 @@ public struct FirmwareUpdateRecord: Codable, Hashable, Sendable, FetchableRecord
         case failed
         /// A technician cancelled it.
         case cancelled
+
+        /// The device runs the update's image after an update that ended so.
+        public var deviceRunsImage: Bool {
+            switch self {
+            case .confirmed, .runningInTest, .alreadyRunning: true
+            case .reverted, .failed, .cancelled: false
+            }
+        }
     }
 
     public var id: Int64?

@@ -23,6 +23,28 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
     /// When the gateway adopted the bonded peripheral (paired it, or adopted a bond made elsewhere); nil if it never
     /// did or has forgotten it since (migration v7). The gateway keeps every adopted peripheral connected.
     public var adoptedAt: Int64?
+    /// The MCUboot image the device runs after the latest firmware update that left it on one (migration v13); nil
+    /// if tetherd never updated it.
+    public var runningImage: RunningImage?
+
+    /// The image a firmware update left a device running (`FirmwareUpdateJournal.finish`).
+    public struct RunningImage: Codable, Hashable, Sendable {
+        /// `major.minor.revision+build`, as imgtool writes it.
+        public var version: String
+        /// The image's SHA256 TLV: what the device's image state reports for it.
+        public var hash: Data
+        /// Confirmed: permanent. Not confirmed (left in test): MCUboot reverts it at the next reset.
+        public var confirmed: Bool
+        /// The update that put it there.
+        public var updateUid: String
+
+        public init(version: String, hash: Data, confirmed: Bool, updateUid: String) {
+            self.version = version
+            self.hash = hash
+            self.confirmed = confirmed
+            self.updateUid = updateUid
+        }
+    }
 
     public init(uid: String, identityAddress: String?, at nanoseconds: Int64) {
         self.uid = uid
@@ -59,6 +81,9 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
         firstSeenAt = row["firstSeenAt"]
         lastSeenAt = row["lastSeenAt"]
         adoptedAt = row["adoptedAt"]
+        if let version: String = row["runningImageVersion"], let hash: Data = row["runningImageHash"], let update: String = row["runningImageUpdate"] {
+            runningImage = RunningImage(version: version, hash: hash, confirmed: (row["runningImageConfirmed"] as Int?) == 1, updateUid: update)
+        }
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -82,6 +107,10 @@ public struct PeripheralRecord: Codable, Hashable, Sendable, FetchableRecord, Mu
         container["firstSeenAt"] = firstSeenAt
         container["lastSeenAt"] = lastSeenAt
         container["adoptedAt"] = adoptedAt
+        container["runningImageVersion"] = runningImage?.version
+        container["runningImageHash"] = runningImage?.hash
+        container["runningImageConfirmed"] = runningImage.map { $0.confirmed ? 1 : 0 }
+        container["runningImageUpdate"] = runningImage?.updateUid
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
