@@ -47,6 +47,18 @@ struct FirmwareThroughTetherdTests {
             #expect(try await system.connected("TE00000007"), "\(system.log("tetherd.log"))")
             // tetherd's copy of the image goes once no unfinished update names it.
             #expect(try await system.eventually { Self.keptImages(system).isEmpty }, "\(Self.keptImages(system))")
+            // The outcome reached the backend through the outbox, naming the device by its serial; the registry
+            // shows the device on the new image, confirmed.
+            #expect(try await system.eventually { ((try? await system.firmwareUpdatesOnServer()) ?? []).count == 1 }, "\(system.log("tetherd.log"))")
+            let onServer = try #require(try await system.firmwareUpdatesOnServer().first?["document"] as? [String: Any])
+            #expect(onServer["uid"] as? String == history.first?["uid"] as? String, "\(onServer) \(history)")
+            #expect(onServer["outcome"] as? String == "confirmed" && onServer["serial"] as? String == "TE00000007", "\(onServer)")
+            #expect(onServer["address"] as? String == "C0:54:45:00:10:07" && onServer["attempts"] as? Int == 1, "\(onServer)")
+            #expect(onServer["imageVersion"] as? String == history.first?["image_version"] as? String, "\(onServer) \(history)")
+            let devices = try #require(try await system.json(["devices"]) as? [[String: Any]])
+            let updated = devices.first { $0["serial"] as? String == "TE00000007" }
+            #expect(updated?["running_image_version"] as? String == onServer["imageVersion"] as? String, "\(devices)")
+            #expect(updated?["running_image_confirmed"] as? Bool == true && updated?["running_image_update"] as? String == onServer["uid"] as? String, "\(devices)")
         } catch {
             await system.stop()
             throw error
@@ -86,6 +98,11 @@ struct FirmwareThroughTetherdTests {
             #expect(update.standardOutput.contains("summary: 2 devices: 0 updated, 2 reverted"), "\(update.standardOutput)")
             let history = try #require(try await system.json(["firmware", "updates"]) as? [[String: Any]])
             #expect(history.count == 2 && history.allSatisfy { $0["outcome"] as? String == "reverted" }, "\(history)")
+            // Each revert reached the backend with its reason.
+            #expect(try await system.eventually { ((try? await system.firmwareUpdatesOnServer()) ?? []).count == 2 }, "\(system.log("tetherd.log"))")
+            let onServer = try await system.firmwareUpdatesOnServer().compactMap { $0["document"] as? [String: Any] }
+            #expect(Set(onServer.compactMap { $0["serial"] as? String }) == ["TE00000010", "TE00000011"], "\(onServer)")
+            #expect(onServer.allSatisfy { $0["outcome"] as? String == "reverted" && ($0["message"] as? String)?.isEmpty == false }, "\(onServer)")
         } catch {
             await system.stop()
             throw error

@@ -157,6 +157,16 @@ final class TetherdSystem: @unchecked Sendable {
         return try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM consumption_event") ?? 0 }
     }
 
+    /// The firmware updates tether-server holds, as its operator command `tether-server firmware updates` prints them.
+    func firmwareUpdatesOnServer() async throws -> [[String: Any]] {
+        let listed = try await TetherProcess.run(
+            ["firmware", "updates", "--db", serverDatabase, "--tenant", "e2e"], executable: try BuiltProducts.require("tether-server"))
+        guard listed.status == 0 else { throw SystemError("tether-server firmware updates exited \(listed.status): \(listed.standardError)") }
+        return listed.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
     func log(_ name: String) -> String {
         let text = (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? ""
         return String(text.suffix(4000))

@@ -13,7 +13,7 @@ public struct ServerCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "tether-server",
         abstract: "Tether's reference sync backend (docs/specs/sync-api.yaml).",
-        subcommands: [Serve.self, Token.self, Settings.self, Device.self, Stats.self, Health.self])
+        subcommands: [Serve.self, Token.self, Settings.self, Device.self, Stats.self, Health.self, Firmware.self])
 
     public init() {}
 }

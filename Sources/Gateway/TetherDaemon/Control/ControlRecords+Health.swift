@@ -12,7 +12,7 @@ extension ControlRecords {
         address: String, peripheral: PeripheralRecord?, live: HealthDeviceLive?, summary: HealthSampleSummary?,
         cursors: [HealthIngestCursorRecord]
     ) -> DBusValue {
-        dictionary([
+        let fields: [String: DBusValue?] = [
             "address": .string(address),
             "peripheral_uid": peripheral.map { .string($0.uid) },
             "name": live?.name.map { .string($0) },
@@ -26,7 +26,8 @@ extension ControlRecords {
             "samples_stored": .uint64(UInt64(clamping: summary?.samples ?? 0)),
             "last_sample_at": summary.map { .int64($0.lastEffectiveAt) },
             "cursors": list(cursors.map(healthCursor)),
-        ])
+        ]
+        return dictionary(fields.merging(runningImageFields(peripheral?.runningImage)) { $1 })
     }
 
     /// docs/specs/control-api.md, "Health projection": the key, the freshness and the last rollup fetched.

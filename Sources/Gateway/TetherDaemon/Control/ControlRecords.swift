@@ -3,6 +3,7 @@ import Foundation
 import TetherGateway
 import TetherStore
 import TetherSync
+import TetherPrimitives
 
 /// The `a{sv}` records of docs/specs/control-api.md, built from store rows and the daemon's live state. A field with
 /// no value is left out of the dictionary.
@@ -58,9 +59,9 @@ enum ControlRecords {
 
     /// A device as the gateway sees it, completed from the store's row (pairing state, last seen, firmware) when
     /// the gateway does not know it (a device that is not adopted).
-    static func device(gateway: GatewayDevice?, record: DeviceRecord?, eventsStored: Int?) -> DBusValue {
+    static func device(gateway: GatewayDevice?, record: DeviceRecord?, eventsStored: Int?, runningImage: PeripheralRecord.RunningImage? = nil) -> DBusValue {
         let address = gateway?.address ?? record?.address
-        return dictionary([
+        let fields: [String: DBusValue?] = [
             "serial": (gateway?.serial ?? record?.serial).map { .string($0) },
             "address": address.map { .string($0) },
             "name": gateway?.name.map { .string($0) },
@@ -79,7 +80,20 @@ enum ControlRecords {
             "frames_sent": .uint64(gateway?.framesSent ?? 0),
             "notify_method": gateway?.notifyMethod.map { .string($0.rawValue) },
             "mtu": gateway?.mtu.map { .uint16(UInt16(clamping: $0)) },
-        ])
+        ]
+        return dictionary(fields.merging(runningImageFields(runningImage)) { $1 })
+    }
+
+    /// docs/specs/control-api.md, "Device": the MCUboot image the device runs after tetherd's latest update that left
+    /// it on one (the peripheral registry's running image), absent when tetherd never updated it.
+    static func runningImageFields(_ image: PeripheralRecord.RunningImage?) -> [String: DBusValue?] {
+        guard let image else { return [:] }
+        return [
+            "running_image_version": .string(image.version),
+            "running_image_hash": .string(Hex.encode(image.hash)),
+            "running_image_confirmed": .bool(image.confirmed),
+            "running_image_update": .string(image.updateUid),
+        ]
     }
 
     static func scanResult(_ result: ScanResult) -> DBusValue {

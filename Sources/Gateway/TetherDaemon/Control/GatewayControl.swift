@@ -73,11 +73,14 @@ public final class GatewayControl: Sendable {
         for device in live {
             let record = records.first { $0.address == device.address || (device.serial != nil && $0.serial == device.serial) }
             if let serial = record?.serial ?? device.serial { listedSerials.insert(serial) }
-            result.append(ControlRecords.device(gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial)))
+            result.append(
+                ControlRecords.device(
+                    gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial),
+                    runningImage: try runningImage(device.address)))
         }
         // Devices the store knows that the gateway does not supervise (never adopted, forgotten, or no BlueZ).
         for record in records where !listedSerials.contains(record.serial) {
-            result.append(ControlRecords.device(gateway: nil, record: record, eventsStored: try eventsStored(record.serial)))
+            result.append(ControlRecords.device(gateway: nil, record: record, eventsStored: try eventsStored(record.serial), runningImage: try runningImage(record.address)))
         }
         return ControlRecords.list(result)
     }
@@ -87,7 +90,15 @@ public final class GatewayControl: Sendable {
         var live = await gateway?.device(identifier)
         if live == nil, let address = record?.address { live = await gateway?.device(address) }
         guard live != nil || record != nil else { throw ControlError.unknownDevice(identifier) }
-        return ControlRecords.device(gateway: live, record: record, eventsStored: try eventsStored(record?.serial ?? live?.serial))
+        return ControlRecords.device(
+            gateway: live, record: record, eventsStored: try eventsStored(record?.serial ?? live?.serial),
+            runningImage: try runningImage(live?.address ?? record?.address))
+    }
+
+    /// The image tetherd's latest update left the device at `address` running (the peripheral registry's).
+    private func runningImage(_ address: String?) throws(DBusError) -> PeripheralRecord.RunningImage? {
+        guard let address else { return nil }
+        return try storeCall { () throws(StoreError) in try PeripheralRegistry(database: store.database).peripheral(identityAddress: address)?.runningImage }
     }
 
     private func eventsStored(_ serial: String?) throws(DBusError) -> Int? {
