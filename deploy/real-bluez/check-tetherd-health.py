@@ -144,6 +144,70 @@ mine = [d for d in devices if str(d.get("address", "")).upper() == address.upper
 lines.append(f"info tether health devices --json: {json.dumps(mine, sort_keys=True)[:600]}")
 check(len(mine) == 1, f"tether health devices lists the meter once ({len(mine)})")
 
+# Firmware (tetherd-health-firmware.sh writes firmware-expected): `tether firmware update` through tetherd installed
+# the host's update image on the meter's MCUmgr SMP server over the real stack. The images' hashes are imgtool's own
+# (dumpinfo, make-firmware-images.sh); the meter's slots and swaps its own event log (mcumgr_device.py).
+if (work / "firmware-expected").is_file():
+    factory_hash = read("firmware/factory.sha256").strip()
+    update_hash = read("firmware/update.sha256").strip()
+    check(read("firmware-update-status").strip() == "0",
+          f"tether firmware update exited 0 (status {read('firmware-update-status').strip() or '<none>'}; "
+          f"{read('firmware-update.err').strip()[-300:]})")
+    text = read("firmware-update.jsonl")
+    progress = [json.loads(l) for l in text.splitlines() if l.strip().startswith("{")]
+    phases = [p.get("phase") for p in progress if "phase" in p]
+    lines.append(f"info firmware update phases: {phases}")
+    for phase in ("verified", "upload", "uploaded", "test", "reset", "running", "proving", "confirmed"):
+        check(phase in phases, f"the update went through its {phase} phase")
+    verified = next((p for p in progress if p.get("phase") == "verified"), {})
+    check(verified.get("hash") == update_hash, f"tetherd verified the image imgtool signed (hash {verified.get('hash')} = {update_hash})")
+    uploaded = next((p for p in progress if p.get("phase") == "uploaded"), {})
+    image_bytes = (work / "firmware/update.img").stat().st_size if (work / "firmware/update.img").is_file() else None
+    check(uploaded.get("bytes") == image_bytes, f"every byte of the image was uploaded ({uploaded.get('bytes')} of {image_bytes})")
+    if uploaded.get("seconds"):
+        lines.append(f"info upload: {uploaded.get('bytes')} bytes in {uploaded.get('seconds'):.1f} s "
+                     f"({uploaded.get('bytes') / uploaded.get('seconds') / 1000:.2f} kB/s under emulation)")
+    outcome = [p for p in progress if "outcome" in p]
+    check(len(outcome) == 1 and outcome[0].get("outcome") == "confirmed" and outcome[0].get("version") == "1.1.0.2",
+          f"the update ended confirmed, the meter running 1.1.0.2 (SMP's notation of 1.1.0+2): {outcome}")
+    booted = [f for f in facts if f["fact"] == "smp-booted"]
+    check(bool(booted) and booted[0].get("images", [{}])[0].get("hash") == factory_hash,
+          f"the meter started on the factory image imgtool signed ({booted[:1]})")
+    completed = [f for f in facts if f["fact"] == "smp-upload-complete"]
+    check(len(completed) == 1 and completed[0].get("hash") == update_hash,
+          f"the meter received the whole image once, its SHA256 TLV imgtool's ({completed})")
+    resets = [f for f in facts if f["fact"] == "smp-reset"]
+    check(len(resets) == 1, f"the meter was reset once over SMP ({len(resets)})")
+    swapped = [f for f in facts if f["fact"] == "smp-swapped"]
+    check(len(swapped) == 1 and swapped[0].get("hash") == update_hash, f"MCUboot swapped the new image in once: {swapped}")
+    confirmed = [f for f in facts if f["fact"] == "smp-confirmed"]
+    check(len(confirmed) == 1 and confirmed[0].get("hash") == update_hash and confirmed[0].get("version") == "1.1.0.2",
+          f"the meter runs the new image, confirmed, by its own account: {confirmed}")
+    check(not any(f["fact"] == "smp-reverted" for f in facts), "the meter never reverted")
+    reset_at = facts.index(resets[0]) if resets else None
+    check(reset_at is not None and any(f["fact"] == "link-up" for f in facts[reset_at:]),
+          "the gateway reconnected the meter after the update's reset")
+    if reset_at is not None and confirmed:
+        # Encrypted again after the reboot: the bond (LTK) outlived it, as a device keeps it in flash.
+        check(any(f["fact"] == "encryption" and f.get("encrypted") for f in facts[reset_at:]),
+              "the link after the reset was encrypted with the bond")
+    updates = json_value("firmware-updates.json")
+    updates = updates if isinstance(updates, list) else []
+    lines.append(f"info tether firmware updates --json: {json.dumps(updates, sort_keys=True)[:400]}")
+    check(len(updates) == 1 and updates[0].get("outcome") == "confirmed" and updates[0].get("image_hash") == update_hash,
+          "tether firmware updates lists the one update, confirmed, with the image's hash")
+    devices = json_value("health-devices.json")
+    meter_record = next((d for d in (devices or []) if isinstance(d, dict) and d.get("address", "").upper() == address.upper()), {})
+    check(meter_record.get("running_image_version") == "1.1.0+2" and meter_record.get("running_image_hash") == update_hash
+          and meter_record.get("running_image_confirmed") is True,
+          f"the registry records the meter running the new image, confirmed: {({k: v for k, v in meter_record.items() if k.startswith('running_image')})}")
+    if gateway is not None:
+        try:
+            queued = gateway.execute("SELECT count(*) FROM outboxCommand WHERE entityType = 'firmwareUpdate' AND operation = 'create'").fetchone()[0]
+            check(queued == 1, f"the update's outcome was queued for the backend once ({queued})")
+        except sqlite3.Error as error:
+            check(False, f"the gateway database has the outbox ({error})")
+
 # Logs: tetherd at error level must be silent.
 tetherd_errors = [l for l in read("tetherd.log").splitlines() if re.match(r"^(ERROR|CRITICAL) ", l)]
 check(not tetherd_errors, f"no error-level lines from tetherd: {tetherd_errors[:5]}")

@@ -27,6 +27,10 @@ the true value; `skip:SEQ` never sends record SEQ although it reports it stored.
 
     python3 glucose-meter.py --transport tcp-client:127.0.0.1:9000 --address F3:A1:18:08:00:01 --records 10 \
         --event-log meter-events.jsonl
+
+With --smp-image IMAGE the meter also serves MCUmgr's SMP service with MCUboot's two slots, running IMAGE (an
+MCUboot image) confirmed (mcumgr_device.py). An SMP reset reboots it as a device does: the link drops, MCUboot
+swaps or reverts, and after a moment it advertises again, its records, bond and attribute table kept.
 """
 import argparse
 import asyncio
@@ -41,6 +45,8 @@ from bumble import att, gatt, hci, pairing
 from bumble.core import AdvertisingData
 from bumble.device import Device
 from bumble.transport import open_transport
+
+from mcumgr_device import SMPDevice
 
 GLUCOSE_SERVICE = "1808"
 GLUCOSE_MEASUREMENT = "2A18"
@@ -104,6 +110,10 @@ class Meter:
             self.fault = (kind, int(sequence))
         self.procedure = None  # the running RACP procedure's task
         self.connection = None
+        self.smp = None
+        if args.smp_image:
+            with open(args.smp_image, "rb") as image:
+                self.smp = SMPDevice(image.read(), self.log, self.reboot)
 
     def log(self, fact, **fields):
         fields = {"fact": fact, "at": round(time.time(), 3), **fields}
@@ -123,7 +133,10 @@ class Meter:
             RACP, gatt.Characteristic.Properties.WRITE | gatt.Characteristic.Properties.INDICATE,
             encrypted.WRITE_REQUIRES_ENCRYPTION | encrypted.READ_REQUIRES_ENCRYPTION,
             gatt.CharacteristicValue(write=self.racp_written))
-        return [gatt.Service(GLUCOSE_SERVICE, [self.measurement, self.feature, self.racp])]
+        services = [gatt.Service(GLUCOSE_SERVICE, [self.measurement, self.feature, self.racp])]
+        if self.smp:
+            services.append(self.smp.service())
+        return services
 
     def subscribed(self, connection, characteristic, bit):
         cccd = self.device.gatt_server.subscribers.get(connection, {}).get(characteristic.handle)
@@ -242,6 +255,20 @@ class Meter:
         connection.on("pairing_failure", lambda reason: self.log("pairing-failed", reason=str(reason)))
         connection.on("connection_encryption_change", lambda *_: self.log("encryption", encrypted=bool(connection.is_encrypted)))
 
+    async def reboot(self):
+        """After an SMP reset: the radio goes quiet, the link drops, and the device comes back advertising."""
+        self.log("power-off")
+        if self.connection is not None:
+            try:
+                await self.connection.disconnect()
+            except Exception as error:
+                self.log("disconnect-failed", error=str(error))
+        await asyncio.sleep(0.2)
+        await self.device.stop_advertising()
+        await asyncio.sleep(1.5)
+        await self.device.start_advertising(auto_restart=True)
+        self.log("power-on", images=self.smp.state_fact() if self.smp else [])
+
     def on_disconnection(self, connection, reason):
         self.log("link-down", reason=str(reason))
         self.connection = None
@@ -259,6 +286,9 @@ class Meter:
                 sc=True, mitm=False, bonding=True, identity_address_type=pairing.PairingConfig.AddressType.RANDOM,
                 delegate=pairing.PairingDelegate(io_capability=pairing.PairingDelegate.IoCapability.NO_OUTPUT_NO_INPUT))
             self.device.add_services(self.services())
+            if self.smp:
+                self.smp.device = self.device
+                self.log("smp-booted", images=self.smp.state_fact())
             self.device.on("connection", self.on_connection)
             await self.device.power_on()
             self.device.advertising_data = bytes(AdvertisingData([
@@ -283,6 +313,7 @@ def main():
     parser.add_argument("--records", type=int, default=10)
     parser.add_argument("--event-log", required=True)
     parser.add_argument("--fault", default="", help="wrong-value:SEQ or skip:SEQ (a planted defect)")
+    parser.add_argument("--smp-image", default="", help="serve MCUmgr SMP, running this MCUboot image")
     asyncio.run(Meter(parser.parse_args()).run())
 
 

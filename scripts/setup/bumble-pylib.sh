@@ -23,8 +23,10 @@ requirements=(
     cffi==2.1.1 click==8.5.1 cryptography==50.0.2 importlib_resources==7.1.0 libusb1==3.4.0
     libusb_package==1.0.26.4 platformdirs==4.14.8 prompt_toolkit==3.0.53 pycparser==3.12 pyee==13.0.1
     pyserial==3.5 pyserial_asyncio==0.6 pyusb==1.3.1 typing_extensions==4.16.0 wcwidth==0.9.4 websockets==17.4
+    # The CBOR codec of the meter's MCUmgr SMP server (deploy/real-bluez/mcumgr_device.py): a third party's, not Tether's.
+    cbor2==6.2.1
 )
-check="import importlib.metadata as m, bumble.apps.controllers, bumble.device, bumble.transport.vhci; assert m.version('bumble') == '$BUMBLE_VERSION'"
+check="import importlib.metadata as m, bumble.apps.controllers, bumble.device, bumble.transport.vhci, cbor2; assert m.version('bumble') == '$BUMBLE_VERSION' and m.version('cbor2') == '6.2.1'"
 [ -x "$PYTHON" ] || { echo "bumble-pylib: $PYTHON is missing (Debian's python3)" >&2; exit 1; }
 mkdir -p "$(dirname "$DIR")"
 exec {lock}>"$DIR.lock"

@@ -161,7 +161,7 @@ run=${TETHER_VM_RUN:-$repo/.build/real-bluez/$(date -u +%Y%m%dT%H%M%SZ)-$scenari
 rm -rf "$run" && mkdir -p "$run/guest" "$run/bin"
 cp "$harness/stage2.sh" "$harness/main.conf" "$run/guest/"
 cp "$harness/scenarios/$scenario.sh" "$run/guest/scenario.sh"
-cp "$harness"/check-*.py "$harness"/glucose-meter.py "$harness"/scenarios/lib*.sh "$run/guest/" 2>/dev/null || true
+cp "$harness"/check-*.py "$harness"/glucose-meter.py "$harness"/mcumgr_device.py "$harness"/scenarios/lib*.sh "$run/guest/" 2>/dev/null || true
 # The control API's bus policy, for scenarios that run tetherd on the guest's system bus.
 cp "$repo/deploy/dbus/io.tether.Gateway.conf" "$run/guest/"
 for product in "${products[@]+"${products[@]}"}"; do cp "$bin/$product" "$run/bin/"; done
