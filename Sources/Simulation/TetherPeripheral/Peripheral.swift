@@ -121,6 +121,12 @@ public actor Peripheral {
             try await waitUntil { await self.link.isLinkUp }
             log.note("link-back-after-update")
         }
+        if let leavesAfter = configuration.leavesAfter {
+            try await waitUntil { FileManager.default.fileExists(atPath: leavesAfter.path) }
+            poweringOff = true
+            log.note("leaving")
+            try await setAdapter(adapter, "Powered", false)
+        }
     }
 
     // MARK: - The device's schedule
@@ -143,17 +149,16 @@ public actor Peripheral {
         await link.reboot()
         await smp?.link.centralDisconnected()
         _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
-        if registered {
-            registered = false
-            _ = try? await bluez(configuration.adapter, BlueZName.gattManager, "UnregisterApplication", [.objectPath(Self.root)])
-        }
+        // The GATT application stays registered: a real device's attribute table is in its firmware and survives a
+        // reboot, so the bonded central finds the same database (the same hash: no rediscovery, no Service Changed).
+        // Unregistering it while connected made bluetoothd 5.66 send Service Changed on the live link and remove the
+        // services under a subscribe in flight, a use-after-free (BlueZ 476ae809a, released in 5.84).
         let adapter = DBusObjectPath(configuration.adapter)
         try await setAdapter(adapter, "Powered", false)
         try await Task.sleep(for: configuration.rebootPause)
         try await setAdapter(adapter, "Powered", true)
         try await setAdapter(adapter, "Discoverable", true)
         log.note("power-on", ["boot": Int(await link.bootCounter)])
-        try await registerApplication()
     }
 
     private func registerApplication() async throws {
@@ -165,7 +170,7 @@ public actor Peripheral {
     /// While no central is connected, register the advertisement again every `advertisementRefresh`.
     private func keepAdvertising() async {
         while !Task.isCancelled {
-            if connectedCentrals.isEmpty && registered {
+            if connectedCentrals.isEmpty && registered && !poweringOff {
                 // bluetoothd keeps a connectable advertisement registered across a connection (a second
                 // RegisterAdvertisement fails with AlreadyExists), so always unregister first.
                 _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])

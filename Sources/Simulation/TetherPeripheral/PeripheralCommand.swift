@@ -30,6 +30,8 @@ public struct PeripheralCommand: AsyncParsableCommand {
     var smpImage: String?
     @Flag(help: "With --smp-image: finish only once the device runs another image, confirmed (an update completed).")
     var awaitsFirmwareUpdate = false
+    @Option(help: "Leave only once this file exists, by powering the adapter off (not by exiting with a link up).")
+    var leavesAfter: String?
     @Option(help: "Where to write the JSON-lines event log.") var eventLog: String
 
     public init() {}
@@ -57,6 +59,7 @@ public struct PeripheralCommand: AsyncParsableCommand {
         configuration.rebootAfterAcknowledged = rebootAfter > 0 ? rebootAfter : nil
         configuration.smpImage = smpImage.map { URL(fileURLWithPath: $0) }
         configuration.awaitsFirmwareUpdate = awaitsFirmwareUpdate
+        configuration.leavesAfter = leavesAfter.map { URL(fileURLWithPath: $0) }
         let connection = try await DBusConnection.connect(to: .system)
         let peripheral = try Peripheral(configuration: configuration, connection: connection)
         try await peripheral.run()

@@ -37,6 +37,11 @@ public struct PeripheralConfiguration: Sendable {
     /// After everything else, the device finishes only once it runs a new image, confirmed (an update over SMP that
     /// completed: uploaded, tested across a reset, confirmed).
     public var awaitsFirmwareUpdate = false
+    /// When set, the device leaves only once this file exists (a scenario's signal that it has read what it wanted
+    /// from the device), and it leaves as a device does, by powering its radio off, never by exiting with a link up:
+    /// bluetoothd 5.66 then removes the services on the live link and, on a subscribe in flight, frees a notify
+    /// client twice (BlueZ 476ae809a, released in 5.84).
+    public var leavesAfter: URL?
     /// Where the peripheral writes one JSON line per fact (hit produced, hits released, reboot, link up/down).
     public var eventLog: URL
 

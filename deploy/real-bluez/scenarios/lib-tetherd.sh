@@ -75,7 +75,8 @@ wait_for "tetherd's control API answers on the system bus" 90 tether status --js
 # 4. The device (firmware model) on hci0.
 firmware_options=()
 if [ "$FIRMWARE" = 1 ]; then
-    firmware_options=(--smp-image /work/firmware/factory.img --awaits-firmware-update)
+    # It leaves (radio off, not an exit with the link up) once step 8 has listed its slots through tetherd.
+    firmware_options=(--smp-image /work/firmware/factory.img --awaits-firmware-update --leaves-after /tmp/firmware-listed)
     touch /work/firmware-expected   # check-tetherd.py judges the firmware step only then
 fi
 /work/bin/tether-peripheral --adapter /org/bluez/hci0 --serial $serial --passkey $passkey --shows-passkey \
@@ -145,8 +146,11 @@ if [ "$FIRMWARE" = 1 ] && released_seen; then
         > /work/firmware-update.jsonl 2> /work/firmware-update.err || firmware_status=$?
     echo "$firmware_status" > /work/firmware-update-status
     say "tether firmware update exited with $firmware_status after $((SECONDS - update_started)) s: $(tail -1 /work/firmware-update.jsonl)"
+    # The device is given back to its session after the update; list its slots once that link is up again.
+    wait_for "the device's link is back after the update" 90 grep -q '"fact": *"link-back-after-update"' /work/peripheral-events.jsonl || true
     timeout 120 /work/bin/tether firmware list $serial --json > /work/firmware-list.json 2> /work/firmware-list.err || true
     tether firmware updates --json > /work/firmware-updates.json 2>&1 || true
+    touch /tmp/firmware-listed
 elif [ "$FIRMWARE" = 1 ]; then
     say "the device never had every hit acknowledged; no firmware update"
 fi

@@ -100,9 +100,7 @@ final class FirmwareUpdates: Sendable {
         } catch {
             switch error {
             case .busy(let reason): throw ControlError.busy(reason)
-            case .gateway(.unknownDevice(let device)): throw ControlError.unknownDevice(device)
-            case .gateway(.notPermitted(let reason)): throw ControlError.notPermitted(reason)
-            case .gateway(let other): throw ControlError.unavailable(other.description)
+            case .gateway(let gateway): throw Self.controlError(gateway)
             case .store(let store): throw ControlError.from(store)
             case .device(let device): throw ControlError.unavailable(device.description)
             }
@@ -327,11 +325,18 @@ final class FirmwareUpdates: Sendable {
         switch error {
         case .refused: ControlError.imageRefused(error.description)
         case .busy(let reason): ControlError.busy(reason)
-        case .gateway(.unknownDevice(let device)): ControlError.unknownDevice(device)
-        case .gateway(.notPermitted(let reason)): ControlError.notPermitted(reason)
-        case .gateway(let other): ControlError.unavailable(other.description)
+        case .gateway(let gateway): controlError(gateway)
         case .store(let store): ControlError.from(store)
         case .update, .interrupted: ControlError.unavailable(error.description)
+        }
+    }
+
+    /// The gateway's refusal to hold a device for an update or a command, as the control API names it.
+    static func controlError(_ error: GatewayError) -> DBusError {
+        switch error {
+        case .unknownDevice(let device): ControlError.unknownDevice(device)
+        case .notPermitted(let reason): ControlError.notPermitted(reason)
+        default: ControlError.unavailable(error.description)
         }
     }
 }
