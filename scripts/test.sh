@@ -100,10 +100,12 @@ if [ "${TETHER_REAL_BLUEZ:-1}" = 0 ]; then
     fi
     echo "== real-BlueZ VM scenario NOT RUN (TETHER_REAL_BLUEZ=0)"
 else
-    # tetherd: Tether's own link device (tether-peripheral) on btvirt's controllers. tetherd-health: a standard
-    # Glucose meter written on Bumble (a second, independent BLE stack) through the guest's /dev/vhci, its records
-    # read over RACP by the cold lane and checked from tetherd's database (deploy/real-bluez/README.md).
-    for scenario in tetherd tetherd-health; do
+    # tetherd: Tether's own link device (tether-peripheral) on btvirt's controllers. tetherd-health-firmware: a
+    # standard Glucose meter written on Bumble (a second, independent BLE stack) through the guest's /dev/vhci, its
+    # records read over RACP by the cold lane and checked from tetherd's database, and its firmware updated through
+    # tetherd over MCUmgr SMP (the meter's SMP server and MCUboot slots written from Zephyr's and MCUboot's documents;
+    # images signed by imgtool on the host) (deploy/real-bluez/README.md).
+    for scenario in tetherd tetherd-health-firmware; do
         echo "== real-BlueZ VM scenario (scripts/vm/ci-scenario.sh $scenario)"
         set +e
         TETHER_VM_LINK=shared scripts/vm/ci-scenario.sh "$scenario"

@@ -192,3 +192,13 @@ struct FirmwareUpdateOutcomeTests {
         #expect(payload.serial == nil && payload.peripheralUid == nil && payload.problem == nil)
     }
 }
+
+/// The journal's outcomes are the store's own vocabulary (its CHECK constraint), and the sync contract's are the
+/// wire's: the two lists are held equal here, as `OutboxEntityTypeTests` holds the outbox's kinds and the contract's.
+@Test("the journal's outcomes and the sync contract's FirmwareUpdateOutcome are the same words with the same meaning")
+func firmwareUpdateOutcomesMatchTheContract() {
+    #expect(FirmwareUpdateRecord.Outcome.allCases.map(\.rawValue) == FirmwareUpdateOutcome.allCases.map(\.rawValue))
+    for outcome in FirmwareUpdateRecord.Outcome.allCases {
+        #expect(outcome.deviceRunsImage == FirmwareUpdateOutcome(rawValue: outcome.rawValue)?.deviceRunsImage, "\(outcome)")
+    }
+}
