@@ -181,6 +181,20 @@ struct FirmwareUpdateOutcomeTests {
         #expect(failPayload.message?.utf8.count == 1024)
     }
 
+    @Test("a clock stepped back and a device's NUL-padded reason still make a record the backend takes")
+    func clockBackAndNULs() throws {
+        let database = try GatewayDatabase.inMemory()
+        var random = SplitMix64(seed: 14)
+        let journal = FirmwareUpdateJournal(database: database)
+        let update = try begin(journal, using: &random)
+        // Resumed after a reboot, before NTP set the clock: "now" is a day before the update began.
+        try journal.finish(update.uid, .failed, message: "device: \u{0}\u{0}bad state\u{0}", at: now.plus(milliseconds: -86_400_000), using: &random)
+        let (_, payload) = try #require(try queued(database, uid: update.uid))
+        #expect(payload.problem == nil, "\(payload.problem ?? "")")
+        #expect(payload.finishedAt == payload.startedAt)
+        #expect(payload.message == "device:   bad state ")
+    }
+
     @Test("an unknown device's update is queued without a serial or a peripheral uid")
     func unknownDevice() throws {
         let database = try GatewayDatabase.inMemory()

@@ -271,6 +271,8 @@ class Meter:
 
     def on_disconnection(self, connection, reason):
         self.log("link-down", reason=str(reason))
+        if self.smp:
+            self.smp.link_dropped()
         self.connection = None
         if self.procedure and not self.procedure.done():
             self.procedure.cancel()

@@ -4,8 +4,8 @@ gateway honest and is written from the specifications, not from Tether's code:
 
 - Zephyr's SMP protocol (doc/services/device_mgmt/smp_protocol.rst): the 8-byte header (Res/Ver/OP: op in bits 0-2,
   version in bits 3-4; Flags; Data Length big-endian; Group ID big-endian; Sequence Num; Command ID), CBOR bodies;
-  errors as {"rc": N} in version 1 and {"err": {"group": G, "rc": N}} in version 2, a request answered in the
-  version it came in.
+  errors as {"rc": N} (the generic MGMT_ERR codes, in both versions; version 2's {"err": {"group", "rc"}} is for a
+  group's own codes, which this server does not use), a request answered in the version it came in.
 - The SMP Bluetooth transport (smp_transport.rst): service 8D53DC1D-1DB7-4CD3-868B-8A527460AA84, characteristic
   DA2E7828-FBCE-4E01-AE9E-261174997C48 (write without response, notify). A request may span several writes (the
   server reassembles by the header's length) and a response is cut into notifications of at most ATT_MTU - 3 bytes.
@@ -154,7 +154,7 @@ class SMPDevice:
             body = None
         answer, after = self.answer(op, group, command, body)
         if isinstance(answer, int):
-            answer = {"rc": answer} if version == 0 else {"err": {"group": group, "rc": answer}}
+            answer = {"rc": answer}
         payload = cbor2.dumps(answer)
         header = struct.pack(">BBHHBB", (version << 3) | (op + 1), 0, len(payload), group, sequence, command)
         self.send(connection, header + payload, after)
@@ -175,13 +175,18 @@ class SMPDevice:
         if group == GROUP_IMAGE and command == IMAGE_UPLOAD and op == WRITE:
             return self.receive(body), None
         if group == GROUP_IMAGE and command == IMAGE_ERASE and op == WRITE:
-            if self.secondary is not None and (self.secondary.pending or self.secondary.confirmed and not self.primary.confirmed):
+            if self.secondary_in_use():
                 return EBADSTATE, None
             self.secondary = None
             self.upload = None
             self.log("smp-erased")
             return {}, None
         return ENOTSUP, None
+
+    def secondary_in_use(self):
+        """The secondary slot may not be erased or overwritten while it is marked for test, or while the running image
+        is on test and the secondary holds the image a revert goes back to (Zephyr's img_mgmt refuses both)."""
+        return self.secondary is not None and (self.secondary.pending or not self.primary.confirmed)
 
     def state(self):
         images = []
@@ -216,6 +221,8 @@ class SMPDevice:
             total, sha = body.get("len"), body.get("sha")
             if not isinstance(total, int) or not 32 <= total <= SLOT_SIZE:
                 return EINVAL
+            if self.secondary_in_use():
+                return EBADSTATE
             if self.upload is not None and self.upload[1] == sha and sha is not None and self.upload[0] == total:
                 return {"rc": 0, "off": len(self.upload[2])}  # the same image again: resume where it is
             self.secondary = None
@@ -250,11 +257,23 @@ class SMPDevice:
             new, old = self.secondary, self.primary
             new.pending = False
             new.confirmed = new.permanent
+            new.permanent = False
+            old.confirmed = False  # the confirmed flag is the running image's (MCUboot's image_ok in its trailer)
             self.primary, self.secondary = new, old
             self.log("smp-swapped", running=new.version, hash=new.hash.hex())
         elif not self.primary.confirmed and self.secondary is not None:
             self.primary, self.secondary = self.secondary, self.primary
+            self.primary.confirmed = True
             self.log("smp-reverted", running=self.primary.version)
         self.log("smp-booted", images=self.state_fact())
+        # RAM does not survive a reboot: a partial request, and an upload in progress (its bytes are in the slot, but
+        # the session that would resume it is gone; the client starts again from offset 0 with the image's sha).
         self.pending_request = b""
+        self.upload = None
+        # Zephyr answers the reset and reboots MCUMGR_GRP_OS_RESET_MS (250 ms by default) later.
+        await asyncio.sleep(0.25)
         await self.reboot()
+
+    def link_dropped(self):
+        """A dropped link loses a request half written (Zephyr's reassembly buffer is per connection)."""
+        self.pending_request = b""

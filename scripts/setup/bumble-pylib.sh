@@ -6,17 +6,16 @@
 # python would be a symlink into the host's pyenv or the like), but a plain directory on PYTHONPATH, shared into the
 # guest read-only (scripts/vm/real-bluez.sh; deploy/real-bluez/README.md).
 #
-#   scripts/setup/bumble-pylib.sh          # prints e.g. <repo>/.build-bumble/pylib-bumble-0.0.236
+#   scripts/setup/bumble-pylib.sh          # prints e.g. <repo>/.build-bumble/pylib-bumble-0.0.236-<hash>
 #
 # Every package is pinned (the whole resolved set), so that a new release of a dependency cannot change the VM run.
-# The directory lives in ${TETHER_BUMBLE_PYLIB:-<repo>/.build-bumble/pylib-bumble-<version>} (ignored by git). Made
+# The directory lives in ${TETHER_BUMBLE_PYLIB:-<repo>/.build-bumble/pylib-bumble-<version>-<requirements hash>} (ignored by git). Made
 # under an exclusive lock on <dir>.lock (as scripts/setup/pinned-venv.sh: two installs into one directory break each
 # other), into <dir>.tmp first and moved into place only when the check passes. Needs Debian's python3-pip
 # (scripts/setup/debian-packages.txt) and PyPI the first time.
 set -euo pipefail
 BUMBLE_VERSION=0.0.236
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-DIR="${TETHER_BUMBLE_PYLIB:-$ROOT/.build-bumble/pylib-bumble-$BUMBLE_VERSION}"
 PYTHON=/usr/bin/python3
 requirements=(
     "bumble==$BUMBLE_VERSION"
@@ -26,6 +25,8 @@ requirements=(
     # The CBOR codec of the meter's MCUmgr SMP server (deploy/real-bluez/mcumgr_device.py): a third party's, not Tether's.
     cbor2==6.2.1
 )
+# Named by the whole requirement set: changing it makes a new folder, never deletes one a running VM may be reading.
+DIR="${TETHER_BUMBLE_PYLIB:-$ROOT/.build-bumble/pylib-bumble-$BUMBLE_VERSION-$(printf '%s\n' "${requirements[@]}" | sha256sum | cut -c1-12)}"
 check="import importlib.metadata as m, bumble.apps.controllers, bumble.device, bumble.transport.vhci, cbor2; assert m.version('bumble') == '$BUMBLE_VERSION' and m.version('cbor2') == '6.2.1'"
 [ -x "$PYTHON" ] || { echo "bumble-pylib: $PYTHON is missing (Debian's python3)" >&2; exit 1; }
 mkdir -p "$(dirname "$DIR")"

@@ -45,7 +45,8 @@ public struct FirmwareUpdatePayload: Codable, Hashable, Sendable {
     /// The device runs the update's image after it: the firmware version the registry records.
     public var deviceRunsImage: Bool { outcome.deviceRunsImage }
 
-    /// The rules the gateway's journal enforces, checked again on the server: `nil` when valid.
+    /// The rules the gateway's journal keeps (`FirmwareUpdateJournal.finish`: the message printable and cut to 1024
+    /// bytes, the finish never before the start), checked again on the server: `nil` when valid.
     public var problem: String? {
         if !Self.isLowercaseUUID(uid) { return "uid must be a lowercase UUID" }
         if !Self.isAddress(address) { return "address must be AA:BB:CC:DD:EE:FF in uppercase hex" }
@@ -55,6 +56,9 @@ public struct FirmwareUpdatePayload: Codable, Hashable, Sendable {
         if imageHash.utf8.count != 64 || !imageHash.utf8.allSatisfy(Self.isLowercaseHexDigit) { return "imageHash must be 64 lowercase hex digits" }
         if imageBytes <= 0 { return "imageBytes must be positive" }
         if let message, message.utf8.count > 1024 { return "message must be at most 1024 bytes" }
+        // PostgreSQL's jsonb cannot hold U+0000.
+        if let message, message.unicodeScalars.contains("\u{0}") { return "message must not contain NUL" }
+        if imageVersion.unicodeScalars.contains("\u{0}") { return "imageVersion must not contain NUL" }
         if attempts < 1 { return "attempts must be at least 1" }
         if startedAt < 0 || finishedAt < startedAt { return "finishedAt must not be before startedAt, nor startedAt negative" }
         return nil

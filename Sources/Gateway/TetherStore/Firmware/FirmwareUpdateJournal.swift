@@ -111,8 +111,10 @@ public struct FirmwareUpdateJournal: Sendable {
             record.phase = .finished
             record.outcome = outcome
             // The backend takes at most 1024 bytes of it (SyncContract's FirmwareUpdatePayload).
-            record.message = message.map { Self.truncated($0, toBytes: 1024) }
-            record.finishedAt = now.nanoseconds
+            record.message = message.map { Self.truncated(Self.printable($0), toBytes: 1024) }
+            // Never before the start: a clock stepped back (a resume after a reboot, before NTP) would otherwise
+            // make a record the backend rejects (FirmwareUpdatePayload.problem) and the outbox dead-letters.
+            record.finishedAt = max(now.nanoseconds, record.createdAt)
             let serial = try String.fetchOne(db, sql: "SELECT serial FROM device WHERE address = ?", arguments: [record.address])
             var peripheral = try PeripheralRegistry.fetch(db, identityAddress: record.address)
             if outcome.deviceRunsImage, var registered = peripheral {
@@ -175,6 +177,12 @@ public struct FirmwareUpdateJournal: Sendable {
             try record.update(db)
             return record
         }
+    }
+
+    /// `text` with its control characters (a device's padded NULs in an SMP `rsn`, say) as spaces: PostgreSQL's jsonb
+    /// refuses U+0000, which would fail the whole push batch the record travels in.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 
     /// `text` cut to at most `limit` bytes of UTF-8, on a character boundary.
