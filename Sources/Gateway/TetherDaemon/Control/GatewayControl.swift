@@ -150,7 +150,9 @@ public final class GatewayControl: Sendable {
             let device = try await gateway.pair(address: normalized, delegate: forwarder)
             logger.notice("device paired", metadata: ["address": "\(normalized)"])
             let record = try storeCall { () throws(StoreError) in try store.device(serialOrAddress: normalized) }
-            return ControlRecords.device(gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial))
+            return ControlRecords.device(
+                gateway: device, record: record, eventsStored: try eventsStored(record?.serial ?? device.serial),
+                runningImage: try runningImage(normalized))
         } catch {
             // The caller not answering is the reason, whatever BlueZ made of the rejected request.
             if let promptFailure = forwarder.promptFailure { throw promptFailure }
