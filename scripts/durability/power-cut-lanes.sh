@@ -87,12 +87,12 @@ for ((lane = 1; lane <= lanes; lane++)); do
     status=0
     wait "${pids[lane - 1]}" || status=$?
     ((status == 77)) && { echo "power-cut-lanes: lane $lane: this machine cannot run the VM" >&2; exit 77; }
-    echo "   lane $lane ($((SECONDS - started)) s, exit $status): $(grep -E '^power-cut: (PASSED|FAILED)' "${runs[lane - 1]}.log" | head -1)"
+    echo "   lane $lane ($((SECONDS - started)) s, exit $status): $(grep -E '^power-cut: (PASSED|FAILED)' "${runs[lane - 1]}.log" | tail -1)"  # a resumed lane appends: its last verdict is the run's
     ((status == 0)) || { failures=$((failures + 1)); tail -n 30 "${runs[lane - 1]}.log" | sed 's/^/     /' >&2; }
 done
 acked=0
 for run in "${runs[@]}"; do
-    n=$(sed -n 's/^power-cut: PASSED: [0-9]* power cuts, \([0-9]*\) ACKed events.*/\1/p' "$run.log")
+    n=$(sed -n 's/^power-cut: PASSED: [0-9]* power cuts, \([0-9]*\) ACKed events.*/\1/p' "$run.log" | tail -1)
     acked=$((acked + ${n:-0}))
 done
 if ((failures == 0)); then
