@@ -371,6 +371,9 @@ final class FailingHealthStore: ServerStore {
         try await base.healthExportPage(tenant: tenant, query: query)
     }
     func healthDeletions(tenant: String) async throws -> [HealthDeletionRow] { try await base.healthDeletions(tenant: tenant) }
+    func deleteHealthSample(tenant: String, tombstone: HealthDeletionUpload, storedAt: Int64) async throws -> HealthSampleDeletion {
+        throw failure
+    }
     func healthProjectionInputs(tenant: String, keys: [HealthProjectionKey]) async throws -> [[HealthProjectionInput]] {
         try await base.healthProjectionInputs(tenant: tenant, keys: keys)
     }

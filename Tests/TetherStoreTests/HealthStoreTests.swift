@@ -189,7 +189,7 @@ struct HealthStoreTests {
         // The meter still holds record 2 and sends it again after a reconnect: it does not come back.
         #expect(try fixture.ingest([glucoseSample(sequence: 2, lane: .cold)], cursor: glucoseCursor(through: 3)).duplicateCount == 1)
         #expect(try fixture.store.sampleCount() == 2)
-        #expect(throws: HealthStoreError.sampleAlreadyDeleted(uid: uid)) { try fixture.apply(.deletedByBackend(sampleUid: uid, note: nil)) }
+        #expect(throws: HealthStoreError.sampleAlreadyDeleted(uid: uid)) { try fixture.apply(.deletedByBackend(sampleUid: uid, tombstoneUid: "01890a5d-ac96-774b-bcce-b302099a8201", note: nil, requestedAt: Timestamp(nanoseconds: 1))) }
         #expect(throws: HealthStoreError.unknownSample(uid: "missing")) { try fixture.apply(.vanishedFromDevice(sampleUid: "missing")) }
         // A mark without its tombstone, or cleared, is refused whoever writes it.
         #expect(throws: StoreError(.constraint, "")) {

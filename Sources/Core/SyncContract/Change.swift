@@ -1,9 +1,11 @@
-/// One entry of a tenant's change feed (`Change` in docs/specs/sync-api.yaml): the device registry, desired settings
-/// and deletions, as the gateway should apply them.
+/// One entry of a tenant's change feed (`Change` in docs/specs/sync-api.yaml): the device registry, desired settings,
+/// their deletions, and health samples the backend deleted, as the gateway should apply them.
 public struct Change: Codable, Hashable, Sendable {
     public enum Kind: String, Codable, Hashable, Sendable {
         case device
         case deviceSettings
+        /// A health sample the backend deleted (issue 14, the change lane): only `delete`, with `healthDeletion`.
+        case healthSample
     }
 
     public enum Operation: String, Codable, Hashable, Sendable {
@@ -30,27 +32,45 @@ public struct Change: Codable, Hashable, Sendable {
 
     public var kind: Kind
     public var operation: Operation
-    public var serial: String
-    /// The entity's server version after this change: devices and settings count their own versions from 1.
+    /// The device of a `device` or `deviceSettings` change; absent from a `healthSample` one (a health sample names
+    /// its device by the gateway's uid, inside the tombstone).
+    public var serial: String?
+    /// The entity's server version after this change: devices and settings count their own versions from 1; a
+    /// health sample is deleted once, version 1.
     public var version: Int64
     /// For `device` upserts.
     public var device: DevicePayload?
     /// For `deviceSettings` upserts.
     public var settings: DesiredSettings?
+    /// For `healthSample` deletes: the backend's tombstone, as a gateway would upload it (reason and requester
+    /// `backend`). The gateway stores it under the same uid, so its upload of it is the server's `duplicate`.
+    public var healthDeletion: HealthDeletionUpload?
 
-    public init(kind: Kind, operation: Operation, serial: String, version: Int64, device: DevicePayload? = nil, settings: DesiredSettings? = nil) {
+    public init(
+        kind: Kind, operation: Operation, serial: String?, version: Int64, device: DevicePayload? = nil, settings: DesiredSettings? = nil,
+        healthDeletion: HealthDeletionUpload? = nil
+    ) {
         self.kind = kind
         self.operation = operation
         self.serial = serial
         self.version = version
         self.device = device
         self.settings = settings
+        self.healthDeletion = healthDeletion
+    }
+
+    /// A health sample's deletion by the backend.
+    public static func healthSampleDeleted(_ tombstone: HealthDeletionUpload) -> Change {
+        Change(kind: .healthSample, operation: .delete, serial: nil, version: 1, healthDeletion: tombstone)
     }
 
     /// `nil` when the change is well formed: an upsert carries the document of its kind and nothing else.
     public var problem: String? {
+        if kind == .healthSample { return healthSampleProblem }
+        guard let serial else { return "a \(kind.rawValue) change names its device's serial" }
         if !EntityIdentity.isValidSerial(serial) { return "serial is not a valid device serial" }
         if version < 1 { return "version must be at least 1" }
+        if healthDeletion != nil { return "only a healthSample change carries a health_deletion" }
         switch (kind, operation) {
         case (.device, .upsert):
             guard let device, settings == nil else { return "a device upsert carries a device document and nothing else" }
@@ -61,6 +81,36 @@ public struct Change: Codable, Hashable, Sendable {
             return settings.desired.problem
         case (.device, .delete), (.deviceSettings, .delete):
             return device == nil && settings == nil ? nil : "a delete carries no document"
+        case (.healthSample, _):
+            return healthSampleProblem
+        }
+    }
+
+    /// The rules of a `healthSample` change: a delete, version 1, no serial, and a tombstone of the backend's that the
+    /// gateway's `healthDeletion` table can hold as it is (lowercase UUIDs, a note of 1 to 1,000 characters).
+    private var healthSampleProblem: String? {
+        guard operation == .delete else { return "a healthSample change is a delete" }
+        guard serial == nil, device == nil, settings == nil else { return "a healthSample change carries a health_deletion and nothing else" }
+        guard version == 1 else { return "a health sample is deleted once: version 1" }
+        guard let tombstone = healthDeletion else { return "a healthSample change carries a health_deletion" }
+        for (name, uid) in [("uid", tombstone.uid), ("sample_uid", tombstone.sampleUid)] where !Self.isLowercaseUUID(uid) {
+            return "health_deletion.\(name) is not a lowercase UUID"
+        }
+        guard tombstone.reason == "backend", tombstone.requestedBy == "backend" else {
+            return "the feed carries the backend's deletions only: reason and requested_by are backend"
+        }
+        guard tombstone.replacementSampleUid == nil else { return "a deletion by the backend has no replacement sample" }
+        if let note = tombstone.note, note.isEmpty || note.unicodeScalars.count > 1000 { return "health_deletion.note is 1 to 1000 characters" }
+        guard tombstone.requestedAt > 0 else { return "health_deletion.requested_at is nanoseconds since the Unix epoch" }
+        if let key = tombstone.sampleDedupKey, key.isEmpty { return "health_deletion.sample_dedup_key is empty" }
+        return nil
+    }
+
+    static func isLowercaseUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        return bytes.enumerated().allSatisfy { index, byte in
+            [8, 13, 18, 23].contains(index) ? byte == UInt8(ascii: "-") : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
         }
     }
 
@@ -71,6 +121,7 @@ public struct Change: Codable, Hashable, Sendable {
         case version
         case device
         case settings
+        case healthDeletion = "health_deletion"
     }
 }
 

@@ -10,6 +10,8 @@ import TetherPrimitives
 ///     hardwareRevision, firmwareVersion, protocolVersion, capabilities,
 ///         pairingState                                                        (device upsert)
 ///     changedBy, settings                                                     (deviceSettings upsert)
+///     uid, sample_uid, reason, requested_by, note, requested_at,
+///         sample_dedup_key                                                    (healthSample delete: the tombstone)
 ///
 /// Integers are decimal without leading zeros. Strings are UTF-8 with `\` written `\\`, TAB `\t`, LF `\n` and
 /// CR `\r`. An absent value is written `\0` (backslash, digit zero), which no escaped string can produce.
@@ -29,7 +31,7 @@ public enum PageChecksum {
     }
 
     public static func canonicalLine(_ change: Change) -> String {
-        var fields = [change.kind.rawValue, change.operation.rawValue, escape(change.serial), String(change.version)]
+        var fields = [change.kind.rawValue, change.operation.rawValue, optional(change.serial.map(escape)), String(change.version)]
         switch (change.kind, change.operation) {
         case (.device, .upsert):
             if let device = change.device {
@@ -49,6 +51,15 @@ public enum PageChecksum {
             }
         case (.device, .delete), (.deviceSettings, .delete):
             break
+        case (.healthSample, _):
+            if let tombstone = change.healthDeletion {
+                fields += [
+                    escape(tombstone.uid), escape(tombstone.sampleUid), escape(tombstone.reason), escape(tombstone.requestedBy),
+                    optional(tombstone.note.map(escape)), String(tombstone.requestedAt), optional(tombstone.sampleDedupKey.map(escape)),
+                ]
+            } else {
+                fields.append(absent)
+            }
         }
         return fields.joined(separator: "\t") + "\n"
     }

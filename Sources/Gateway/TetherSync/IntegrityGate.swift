@@ -65,22 +65,26 @@ public enum IntegrityGate {
         var inPage: [String: DeviceKnowledge] = [:]
         for (index, change) in page.changes.enumerated() {
             if let problem = change.problem {
-                violations.append(GateViolation(.malformedChange, "change \(index) (\(change.kind.rawValue) \(change.serial)): \(problem)"))
+                violations.append(GateViolation(.malformedChange, "change \(index) (\(change.kind.rawValue) \(change.serial ?? "-")): \(problem)"))
                 continue
             }
+            // A health sample deletion names no device: a sample this gateway does not hold is another gateway's.
+            guard let serial = change.serial else { continue }
             switch (change.kind, change.operation) {
             case (.device, .upsert):
-                inPage[change.serial] = .remote
+                inPage[serial] = .remote
             case (.device, .delete):
-                inPage[change.serial] = .deleted
+                inPage[serial] = .deleted
             case (.deviceSettings, .upsert), (.deviceSettings, .delete):
-                let known = inPage[change.serial] ?? knowledge(change.serial)
+                let known = inPage[serial] ?? knowledge(serial)
                 switch known {
                 case .local, .remote: break
                 case .deleted, .unknown:
                     violations.append(
-                        GateViolation(.danglingReference, "change \(index): settings for \(change.serial), which the feed \(known == .deleted ? "deleted" : "never introduced")"))
+                        GateViolation(.danglingReference, "change \(index): settings for \(serial), which the feed \(known == .deleted ? "deleted" : "never introduced")"))
                 }
+            case (.healthSample, _):
+                break
             }
         }
         return violations

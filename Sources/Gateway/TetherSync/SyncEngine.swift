@@ -167,7 +167,7 @@ public actor SyncEngine {
             report.pull.changes += page.changes.count
 
             var knowledge: [String: IntegrityGate.DeviceKnowledge] = [:]
-            for serial in Set(page.changes.map(\.serial)) {
+            for serial in Set(page.changes.compactMap(\.serial)) {
                 knowledge[serial] = try storeCall("reading the registry") { () throws(StoreError) in try applier.knowledge(of: serial) }
             }
             let violations = IntegrityGate.check(page, requestedAfter: position) { knowledge[$0] ?? .unknown }

@@ -7,7 +7,7 @@ extension ServerCommand {
     /// `tether-server health samples --tenant T`: what the server holds of a tenant's health data, for the demo and
     /// end-to-end tests to compare with what the gateway read.
     public struct Health: AsyncParsableCommand {
-        public static let configuration = CommandConfiguration(abstract: "The health samples the gateways uploaded.", subcommands: [Samples.self, Export.self])
+        public static let configuration = CommandConfiguration(abstract: "The health samples the gateways uploaded, and the operator's deletions of them.", subcommands: [Samples.self, Export.self, Delete.self])
         public init() {}
 
         public struct Samples: AsyncParsableCommand {

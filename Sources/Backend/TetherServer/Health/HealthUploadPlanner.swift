@@ -95,6 +95,34 @@ struct HealthUploadPlanner {
     }
 }
 
+extension HealthUploadPlanner {
+    /// Plans the operator's deletion of the sample stored under `tombstone.sampleUid`; the caller's tombstone has
+    /// reason and requester `backend` and no replacement. Writes nothing unless the answer is `.deleted`.
+    mutating func deleteByOperator(_ tombstone: HealthDeletionUpload) -> HealthSampleDeletion {
+        if let problem = HealthUploadValidation.problem(in: tombstone) { return .rejected(problem) }
+        let deletion = tombstone.normalized
+        guard deletion.reason == "backend", deletion.requestedBy == "backend", deletion.replacementSampleUid == nil else {
+            return .rejected("an operator's deletion has reason and requested_by backend and no replacement")
+        }
+        guard var sample = state.samples[deletion.sampleUid] else { return .unknownSample }
+        // A sample can be deleted by a tombstone that names it by another uid (rule 7's dedup-key copy).
+        if let deletedAt = sample.deletedAt ?? state.deletionsBySample[deletion.sampleUid]?.deletion.requestedAt {
+            return .alreadyDeleted(at: deletedAt)
+        }
+        var stored = deletion
+        stored.sampleDedupKey = nil  // a lookup, not part of the tombstone (rule 5)
+        let row = HealthDeletionRow(deletion: stored, gateway: gateway, storedAt: storedAt)
+        state.add(row)
+        writes.deletions.append(row)
+        sample.deletedAt = deletion.requestedAt
+        state.samples[deletion.sampleUid] = sample
+        writes.deletedSamples.append(HealthUploadWrites.Deleted(uid: deletion.sampleUid, deletedAt: deletion.requestedAt))
+        var carried = stored
+        carried.sampleDedupKey = sample.sample.dedupKey
+        return .deleted(carried)
+    }
+}
+
 /// The stored rows a request could touch, keyed by lowercase uid.
 struct HealthUploadState: Sendable {
     var samples: [String: HealthSampleRow] = [:]

@@ -50,6 +50,10 @@ public protocol ServerStore: Sendable {
     /// Stores health tombstones in one transaction, marking the samples they name; one result per tombstone, in order.
     func uploadHealthDeletions(_ deletions: [HealthDeletionUpload], by principal: GatewayPrincipal, storedAt: Int64) async throws -> [HealthUploadResult]
 
+    /// The operator deletes a health sample (`HealthSampleDeletion`): the tombstone, the sample's mark and the
+    /// change-feed entry for the tenant's gateways (origin none) commit in one transaction, or nothing does.
+    func deleteHealthSample(tenant: String, tombstone: HealthDeletionUpload, storedAt: Int64) async throws -> HealthSampleDeletion
+
     /// The tenant's health samples, deleted ones included, by `effective_at` then uid.
     func healthSamples(tenant: String) async throws -> [HealthSampleRow]
 

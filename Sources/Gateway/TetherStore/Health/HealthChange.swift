@@ -7,7 +7,11 @@ import TetherPrimitives
 /// keeps the device's copy of the reading from coming back.
 public enum HealthChange: Hashable, Sendable {
     case deletedByTechnician(sampleUid: String, note: String?)
-    case deletedByBackend(sampleUid: String, note: String?)
+    /// The backend deleted the sample (its change feed, `Change.healthSampleDeleted`): the tombstone keeps the
+    /// backend's time, and its uid when it names the sample by the same uid, so that it is the same tombstone on both
+    /// sides and its upload is a `duplicate`; `nil` draws a fresh uid (the server holds the reading under another
+    /// uid, and answers the upload `duplicate` by its dedup key).
+    case deletedByBackend(sampleUid: String, tombstoneUid: String?, note: String?, requestedAt: Timestamp)
     /// The record is no longer in the device's memory although the gateway never asked for its deletion.
     case vanishedFromDevice(sampleUid: String)
     /// `replacement` takes the sample's place (stored on the change lane, keyed by the sample it replaces).
@@ -15,7 +19,7 @@ public enum HealthChange: Hashable, Sendable {
 
     public var sampleUid: String {
         switch self {
-        case .deletedByTechnician(let uid, _), .deletedByBackend(let uid, _), .vanishedFromDevice(let uid), .corrected(let uid, _, _, _): uid
+        case .deletedByTechnician(let uid, _), .deletedByBackend(let uid, _, _, _), .vanishedFromDevice(let uid), .corrected(let uid, _, _, _): uid
         }
     }
 }
@@ -42,11 +46,14 @@ extension HealthStore {
         let requestedBy: String
         var note: String?
         var replacement: (id: Int64, uid: String)?
+        var deletionUid: String?
+        var requestedAt = context.now
         switch change {
         case .deletedByTechnician(_, let text):
             (reason, requestedBy, note) = (.technician, "technician", text)
-        case .deletedByBackend(_, let text):
+        case .deletedByBackend(_, let tombstoneUid, let text, let at):
             (reason, requestedBy, note) = (.backend, "backend", text)
+            (deletionUid, requestedAt) = (tombstoneUid, at)
         case .vanishedFromDevice:
             (reason, requestedBy) = (.vanishedFromDevice, "gateway")
         case .corrected(_, var sample, let author, let text):
@@ -61,14 +68,14 @@ extension HealthStore {
             replacement = (db.lastInsertedRowID, replacementUid)
             try faults.afterReplacementBeforeDeletion?()
         }
-        let deletionUid = context.nextSampleUID()
+        let tombstoneUid = deletionUid ?? context.nextSampleUID()
         // The trigger healthDeletionMarksSample sets the sample's deletedAt in this same statement.
         try db.execute(
             sql: """
                 INSERT INTO healthDeletion (uid, sampleId, reason, requestedBy, replacementSampleId, note, requestedAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
-            arguments: [deletionUid, sampleId, reason.rawValue, requestedBy, replacement?.id, note, context.now.nanoseconds])
-        return HealthChangeOutcome(deletionUid: deletionUid, replacementUid: replacement?.uid)
+            arguments: [tombstoneUid, sampleId, reason.rawValue, requestedBy, replacement?.id, note, requestedAt.nanoseconds])
+        return HealthChangeOutcome(deletionUid: tombstoneUid, replacementUid: replacement?.uid)
     }
 }

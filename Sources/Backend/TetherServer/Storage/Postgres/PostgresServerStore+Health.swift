@@ -31,6 +31,22 @@ extension PostgresServerStore {
         }
     }
 
+    public func deleteHealthSample(tenant: String, tombstone: HealthDeletionUpload, storedAt: Int64) async throws -> HealthSampleDeletion {
+        let logger = logger
+        return try await transaction { connection in
+            try await Self.lock(tenant: tenant, connection, logger)
+            let state = try await Self.loadHealth(HealthUploadKeys(deletions: [tombstone]), tenant: tenant, connection, logger)
+            var planner = HealthUploadPlanner(state: state, gateway: HealthSampleDeletion.operatorGateway, storedAt: storedAt)
+            let outcome = planner.deleteByOperator(tombstone)
+            guard let entry = outcome.feedEntry else { return outcome }
+            try await Self.writeHealth(planner.writes, tenant: tenant, connection, logger)
+            var feed = BatchWrites()
+            feed.feed = [entry]
+            try await Self.write(feed, tenant: tenant, connection, logger)
+            return outcome
+        }
+    }
+
     public func healthSamples(tenant: String) async throws -> [HealthSampleRow] {
         let logger = logger
         return try await connection { connection in

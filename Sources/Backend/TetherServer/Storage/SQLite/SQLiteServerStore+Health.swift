@@ -25,6 +25,20 @@ extension SQLiteServerStore {
         }
     }
 
+    public func deleteHealthSample(tenant: String, tombstone: HealthDeletionUpload, storedAt: Int64) async throws -> HealthSampleDeletion {
+        try await write { db in
+            let state = try Self.loadHealth(HealthUploadKeys(deletions: [tombstone]), tenant: tenant, db)
+            var planner = HealthUploadPlanner(state: state, gateway: HealthSampleDeletion.operatorGateway, storedAt: storedAt)
+            let outcome = planner.deleteByOperator(tombstone)
+            guard let entry = outcome.feedEntry else { return outcome }
+            try Self.writeHealth(planner.writes, tenant: tenant, db)
+            var feed = BatchWrites()
+            feed.feed = [entry]
+            try Self.write(feed, tenant: tenant, db)
+            return outcome
+        }
+    }
+
     public func healthSamples(tenant: String) async throws -> [HealthSampleRow] {
         try await pool.read { db in
             let table = HealthTables.sample
