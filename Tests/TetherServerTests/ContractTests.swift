@@ -23,6 +23,48 @@ struct ContractTests {
         #expect(PageChecksum.checksum(of: [device, settings]) == "sha256:6fbb219b51d1325670d97e282c56cf29514d08e7b8729465d04b820bbd5ce70f")
     }
 
+    /// docs/specs/sync-api.yaml, "Page checksum": a healthSample delete's line, its serial absent (`\0`).
+    @Test("a health sample deleted by the backend: its checksum line, and the rules a gateway checks before applying it")
+    func healthSampleChange() throws {
+        let tombstone = HealthDeletionUpload(
+            uid: "01890a5d-ac96-774b-bcce-b302099a8201", sampleUid: "01890a5d-ac96-774b-bcce-b302099a8101", reason: "backend", requestedBy: "backend",
+            replacementSampleUid: nil, note: nil, requestedAt: 1_793_700_000_000_000_000, sampleDedupKey: "bls/periph-1/7/150021/0")
+        let change = Change.healthSampleDeleted(tombstone)
+        #expect(change.problem == nil)
+        let line = PageChecksum.canonicalLine(change)
+        #expect(
+            line == "healthSample\tdelete\t\\0\t1\t01890a5d-ac96-774b-bcce-b302099a8201\t01890a5d-ac96-774b-bcce-b302099a8101\tbackend\tbackend\t\\0\t"
+                + "1793700000000000000\tbls/periph-1/7/150021/0\n")
+        // `printf 'healthSample\tdelete\t\\0\t1\t…\tbls/periph-1/7/150021/0\n' | sha256sum`, computed apart from this code.
+        #expect(PageChecksum.checksum(of: [change]) == "sha256:1a70f5295fb9c471e183c7b0becb40b6b82db5df6ebae42d7f79556e9e790a05")
+        // On the wire: no serial key at all, and the tombstone under health_deletion.
+        let json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(change)) as? [String: Any])
+        #expect(json["serial"] == nil)
+        #expect((json["health_deletion"] as? [String: Any])?["sample_dedup_key"] as? String == "bls/periph-1/7/150021/0")
+        #expect(try JSONDecoder().decode(Change.self, from: JSONEncoder().encode(change)) == change)
+
+        var noted = tombstone
+        noted.note = "x"
+        #expect(PageChecksum.canonicalLine(.healthSampleDeleted(noted)) != line, "the note is covered")
+        func problem(_ edit: (inout Change) -> Void) -> String? {
+            var changed = change
+            edit(&changed)
+            return changed.problem
+        }
+        #expect(problem { $0.serial = "TH-1" } != nil, "a serial")
+        #expect(problem { $0.version = 2 } != nil, "deleted twice")
+        #expect(problem { $0.operation = .upsert } != nil)
+        #expect(problem { $0.healthDeletion = nil } != nil)
+        #expect(problem { $0.healthDeletion?.reason = "technician" } != nil, "another author's tombstone")
+        #expect(problem { $0.healthDeletion?.uid = tombstone.uid.uppercased() } != nil, "the feed's uids are lowercase")
+        #expect(problem { $0.healthDeletion?.note = "" } != nil)
+        #expect(problem { $0.healthDeletion?.note = String(repeating: "é", count: 1001) } != nil)
+        #expect(problem { $0.healthDeletion?.note = String(repeating: "é", count: 1000) } == nil)
+        #expect(problem { $0.healthDeletion?.replacementSampleUid = tombstone.sampleUid } != nil)
+        #expect(Change(kind: .device, operation: .delete, serial: nil, version: 1).problem != nil, "a device change names its serial")
+        #expect(Change(kind: .device, operation: .delete, serial: "TH-1", version: 1, healthDeletion: tombstone).problem != nil)
+    }
+
     @Test("a changed field changes the checksum")
     func checksumSensitivity() {
         let base = Change(kind: .device, operation: .upsert, serial: "TH-1", version: 1, device: DevicePayload(serial: "TH-1", pairingState: .paired))
