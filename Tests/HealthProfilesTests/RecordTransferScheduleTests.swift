@@ -91,7 +91,7 @@ import TetherPrimitives
                 case .deletionFinished(.deleted(let through, let cursor), _):
                     if cursor != transfer.durableCursor { violations.append("a deletion moved the cursor: \(cursor)") }
                     deletedThrough[cursor.epoch] = max(deletedThrough[cursor.epoch] ?? 0, through)
-                case .deletionFinished, .deletionDeclined:
+                case .deletionFinished, .deletionDeclined, .readRecordKeys, .auditFinished:
                     break
                 }
             }

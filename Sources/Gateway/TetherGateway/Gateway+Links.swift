@@ -158,7 +158,7 @@ extension Gateway {
             let trace = configuration.trace
             let session = HealthSession(
                 address: address, sink: sink, clock: clock, timeWrite: configuration.healthTimeWrite,
-                deletion: configuration.healthRecordDeletion,
+                deletion: configuration.healthRecordDeletion, audit: configuration.healthVanishedRecordAudit,
                 userConsents: configuration.healthUserConsents[address.uppercased()] ?? [], trace: trace)
             otherSessions[address, default: [:]][kind] = session
             return session

@@ -22,6 +22,9 @@ public enum GatewayTrace: Hashable, Sendable {
     /// A health device's acknowledged records were deleted from it, or the deletion was refused, interrupted or
     /// not made (RecordTransfer rule 7; only for devices `healthRecordDeletion` allows).
     case healthRecordDeletion(HealthRecordDeletion)
+    /// How the look for records that vanished from a health device went (RecordTransfer rule 8; only for devices
+    /// `healthVanishedRecordAudit` allows).
+    case healthRecordAudit(HealthRecordAudit)
     /// A multi-user health device's answer to the gateway's Consent for one user (User Data Service): the user's
     /// index and the outcome, never the code. tetherd logs it.
     case userConsent(address: String, userIndex: UInt8, UserConsentProcedure.Outcome)

@@ -213,6 +213,12 @@ extension SimulatedDevice {
         case "sequence-reset":
             let first = UInt16(clamping: options["first_sequence"]?.uint32Value ?? 1)
             health!.reset(forgetBond: false, clearMemory: true, firstSequenceNumber: first, at: WallClock.now())
+        case "delete-records":
+            // Records gone without the gateway asking: `sequence` through `through` (default: that one record).
+            guard let first = options["sequence"]?.uint32Value, first <= UInt32(UInt16.max) else { throw BlueZError.invalidArguments }
+            let last = options["through"]?.uint32Value ?? first
+            guard last >= first, last <= UInt32(UInt16.max) else { throw BlueZError.invalidArguments }
+            health!.forgetRecords(keyed: UInt16(first)...UInt16(last))
         case "forget-bond":
             health!.reset(forgetBond: true, clearMemory: false, at: WallClock.now())
         case "subscribe-failure":

@@ -39,6 +39,9 @@ import TetherPrimitives
 /// 7. A disconnect finishes the procedure interrupted at once, with the committed cursor.
 /// 8. Deleting device records is its own procedure, started only by `deleteRecords(permit:at:)` with a permit the
 ///    deletion policy grants, for committed records of the current epoch.
+/// 9. Counting the device's records within a range of sequence numbers is its own procedure too, started only by
+///    `countRecords(in:at:)`, for committed keys of the current, unfenced epoch (`VanishedRecordSearch` asks). It
+///    ends `.counted`; busy and not-completed answers are retried as in rule 5, anything else refuses it.
 public struct RecordAccessClient: Sendable {
     public let configuration: RecordAccessConfiguration
     /// The cursor of the last commit ordered (or the one the client was created with).
@@ -53,6 +56,7 @@ public struct RecordAccessClient: Sendable {
         case transfer
         case probe
         case delete(through: UInt16)
+        case countRange(ClosedRange<UInt16>)
     }
 
     enum Phase: Sendable {
@@ -132,7 +136,7 @@ public struct RecordAccessClient: Sendable {
         guard case .awaiting(var request) = phase else { return [.noted(.recordOutsideProcedure(key))] }
         var orders: [RecordAccessOrder] = []
         switch request.step {
-        case .count, .delete:
+        case .count, .delete, .countRange:
             return [.noted(.recordOutsideProcedure(key))]
         case .probe:
             request.received.insert(key)
@@ -240,6 +244,21 @@ public struct RecordAccessClient: Sendable {
         return send(.delete(through: permit.acknowledgedThrough), now: now)
     }
 
+    /// Counts the device's records keyed within `range` (rule 9). Only between procedures, on a live link, for a
+    /// sequence-numbered stream's committed keys of the current, unfenced epoch.
+    public mutating func countRecords(in range: ClosedRange<UInt16>, at now: Timestamp) throws(RecordCountRefusal) -> [RecordAccessOrder] {
+        guard linkUp else { throw .notConnected }
+        switch phase {
+        case .idle, .finished: break
+        case .awaiting, .backingOff, .aborting: throw .procedureRunning
+        }
+        guard configuration.keys == .sequenceNumber else { throw .notSequenceNumbered }
+        guard cursor.fence == nil else { throw .fencedEpoch }
+        guard let last = cursor.last, range.upperBound <= last else { throw .beyondCommittedCursor(range: range, cursor: cursor) }
+        connection = ConnectionFacts()
+        return send(.countRange(range), now: now)
+    }
+
     // MARK: Answers
 
     private mutating func answer(_ request: Request, with response: RecordAccessResponse, now: Timestamp) -> [RecordAccessOrder] {
@@ -261,6 +280,14 @@ public struct RecordAccessClient: Sendable {
             return transferEnded(request, code: code, now: now)
         case (.probe, .responseCode(.reportStoredRecords, let code)):
             return probeEnded(request, code: code, now: now)
+        case (.countRange(let range), .numberOfStoredRecords(let count)):
+            return finish(.counted(range, count: count, cursor: cursor))
+        case (.countRange, .responseCode(.reportNumberOfStoredRecords, let code)):
+            switch code {
+            case .serverBusy: return retry(request.step, because: .serverBusy, now: now)
+            case .procedureNotCompleted: return retry(request.step, because: .procedureNotCompleted, now: now)
+            default: return finish(.refused(.unsupported(.reportNumberOfStoredRecords, code), cursor: cursor))
+            }
         case (.delete(let through), .responseCode(.deleteStoredRecords, let code)):
             switch code {
             case .success, .noRecordsFound: return finish(.deleted(through: through, cursor: cursor))
@@ -447,6 +474,9 @@ public struct RecordAccessClient: Sendable {
         case .delete(let through):
             selection = .lessThanOrEqualTo(filterValue(through))
             request = .deleteStoredRecords(selection)
+        case .countRange(let range):
+            selection = .withinRange(.sequenceNumbers(range))
+            request = .reportNumberOfStoredRecords(selection)
         }
         let deadline = now.advanced(by: configuration.responseTimeout)
         phase = .awaiting(Request(step: step, selection: selection, deadline: deadline))

@@ -86,10 +86,12 @@ public enum RecordAccessOutcome: Hashable, Sendable {
     case refused(RecordAccessRefusal, cursor: RecordCursor)
     /// The records keyed up to `through` were deleted from the device (issue 14, item 2: by policy only).
     case deleted(through: UInt16, cursor: RecordCursor)
+    /// The device holds `count` records keyed within `range` (rule 9, for `VanishedRecordSearch`).
+    case counted(ClosedRange<UInt16>, count: UInt32, cursor: RecordCursor)
 
     public var cursor: RecordCursor {
         switch self {
-        case .complete(let cursor, _), .interrupted(_, let cursor), .refused(_, let cursor), .deleted(_, let cursor): cursor
+        case .complete(let cursor, _), .interrupted(_, let cursor), .refused(_, let cursor), .deleted(_, let cursor), .counted(_, _, let cursor): cursor
         }
     }
 }
@@ -162,6 +164,17 @@ public struct RecordDeletionPermit: Hashable, Sendable {
 }
 
 /// Why a deletion was not started.
+/// Why `RecordAccessClient.countRecords(in:at:)` (rule 9) would not count.
+public enum RecordCountRefusal: Error, Hashable, Sendable {
+    case procedureRunning
+    case notConnected
+    /// CGM time offsets are minutes apart: a missing one cannot be told from one never made.
+    case notSequenceNumbered
+    /// The device may still hold an earlier epoch's records keyed in the range.
+    case fencedEpoch
+    case beyondCommittedCursor(range: ClosedRange<UInt16>, cursor: RecordCursor)
+}
+
 public enum RecordDeletionRefusal: Error, Hashable, Sendable {
     case procedureRunning
     case notConnected

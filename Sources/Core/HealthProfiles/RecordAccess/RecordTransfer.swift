@@ -37,6 +37,14 @@ import TetherPrimitives
 ///    going by the last transfer's ending. Records arriving during it are handled as in rule 4. A deletion the
 ///    device refuses (op code or operator not supported, an ATT error) is not asked again on this connection;
 ///    one deleted is remembered here (and by the driver's store, across connections) and not repeated.
+/// 8. Looking for vanished records (issue 14, the change lane: "a record that disappeared from the device"), only
+///    when the device's policy asks (`auditsVanishedRecords`): once per connection, after the first procedure that
+///    ended complete and after rule 7's deletion, between procedures, the transfer orders `.readRecordKeys`; the
+///    driver answers `recordKeysRead` with the store's keys of the epoch up to the cursor, and
+///    `VanishedRecordSearch` asks its counts one at a time (the client's rule 9). The end is `.auditFinished`: a
+///    finding (the keys that vanished, for the driver to tombstone their samples) or why there is none. Records
+///    arriving during a count are handled as in rule 4, after the audit; a backfill asked during it starts after it.
+///    Whatever its end, it is not repeated on the connection.
 public struct RecordTransfer<Value: Sendable>: Sendable {
     /// One record to store: its key, the value it arrived in, and its companions.
     public struct RecordValues: Sendable {
@@ -72,6 +80,10 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         case deletionFinished(RecordAccessOutcome, asked: RecordDeletionPermit)
         /// Rule 7: no deletion after this procedure, and why.
         case deletionDeclined(RecordDeletionRule.Decline)
+        /// Rule 8: read the store's record keys of `epoch` up to `through` and answer `recordKeysRead(_:at:)`.
+        case readRecordKeys(epoch: UInt32, through: UInt16)
+        /// Rule 8: the audit of this connection ended.
+        case auditFinished(epoch: UInt32, RecordAuditEnd)
         case noted(RecordAccessNote)
     }
 
@@ -101,6 +113,17 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
     private var backfillWanted = false
     /// The last deletion done on this connection.
     public private(set) var deleted: RecordDeletionPermit?
+    /// Rule 8: the device's policy asks the gateway to look for records that vanished from it.
+    public let auditsVanishedRecords: Bool
+    private var audit = AuditPhase.idle
+
+    enum AuditPhase: Hashable, Sendable {
+        case idle
+        case wanted
+        case readingKeys
+        case counting(VanishedRecordSearch)
+        case done
+    }
 
     enum DeletionPhase: Hashable, Sendable {
         case idle
@@ -110,9 +133,12 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         case refusedByDevice
     }
 
-    public init(configuration: RecordAccessConfiguration, cursor: RecordCursor, deletesAcknowledgedRecords: Bool = false) {
+    public init(
+        configuration: RecordAccessConfiguration, cursor: RecordCursor, deletesAcknowledgedRecords: Bool = false, auditsVanishedRecords: Bool = false
+    ) {
         self.configuration = configuration
         self.deletesAcknowledgedRecords = deletesAcknowledgedRecords
+        self.auditsVanishedRecords = auditsVanishedRecords
         client = RecordAccessClient(configuration: configuration, cursor: cursor)
         durableCursor = cursor
         storedEpoch = cursor.epoch
@@ -123,6 +149,14 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
     /// A deletion (rule 7) is in flight.
     public var isDeleting: Bool {
         if case .deleting = deletion { true } else { false }
+    }
+
+    /// An audit (rule 8) is reading the store's keys or counting.
+    public var isAuditing: Bool {
+        switch audit {
+        case .readingKeys, .counting: true
+        case .idle, .wanted, .done: false
+        }
     }
 
     // MARK: Facts
@@ -138,8 +172,8 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
     /// stays false: the link is down or a store failed).
     public mutating func backfillRequested(now: Timestamp) -> [Order] {
         guard procedures > 0, linkUp, !abandoned else { return [] }
-        if isDeleting {
-            backfillWanted = true  // rule 6: started when the deletion ends
+        if isDeleting || isAuditing {
+            backfillWanted = true  // rule 6: started when the deletion or the audit ends
             return []
         }
         guard !awaitingStore, !client.isRunning else { return [] }
@@ -172,6 +206,22 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         }
     }
 
+    /// The driver's answer to `.readRecordKeys` (rule 8): the epoch's keys the store holds up to the cursor, or nil
+    /// when it could not read them. Starts the search's first count, or ends the audit.
+    public mutating func recordKeysRead(_ keys: [UInt16]?, at now: Timestamp) -> [Order] {
+        guard audit == .readingKeys else { return [] }
+        guard linkUp, !abandoned, !awaitingStore, !client.isRunning, let last = client.cursor.last else {
+            audit = .done
+            return []
+        }
+        guard let keys else {
+            audit = .done
+            return [.auditFinished(epoch: client.cursor.epoch, .keysUnreadable)] + betweenProcedures(now: now)
+        }
+        audit = .counting(VanishedRecordSearch(keys: keys.filter { $0 <= last }))
+        return betweenProcedures(now: now)
+    }
+
     /// A value arrived on a records-bearing characteristic (rules 1, 3, 4).
     public mutating func received(_ value: Value, as arrival: RecordArrival, at now: Timestamp) -> [Order] {
         guard linkUp, !abandoned else { return [] }
@@ -188,7 +238,7 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
             if companions[key] == nil { companions[key] = value }
             return []
         case .records(let keys):
-            guard client.isRunning, !isDeleting else {
+            guard client.isRunning, !isDeleting, !isAuditing else {
                 // Rule 4.
                 var orders = keys.map { Order.noted(.recordOutsideProcedure($0)) }
                 catchUpWanted = true
@@ -292,13 +342,24 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
                     deletion = .idle
                 case .refused:
                     deletion = .refusedByDevice
-                case .complete, .interrupted:
+                case .complete, .interrupted, .counted:
                     deletion = .idle
                 }
                 converted = .deletionFinished(outcome, asked: asked)
+            case .finished(let outcome) where isAuditing:
+                // Rule 8: a count's end. The next count starts between procedures (`continueAudit`).
+                guard case .counting(var search) = audit else { continue }
+                if case .counted(_, let count, _) = outcome {
+                    search.counted(count)
+                    audit = .counting(search)
+                    continue
+                }
+                audit = .done
+                converted = .auditFinished(epoch: client.cursor.epoch, .stopped(outcome))
             case .finished(let outcome):
                 lastOutcome = outcome
                 if case .complete = outcome, deletesAcknowledgedRecords { acknowledgementsWanted = true }
+                if case .complete = outcome, auditsVanishedRecords, audit == .idle { audit = .wanted }
                 converted = .finished(outcome)
             case .noted(let note):
                 converted = .noted(note)
@@ -321,10 +382,12 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         return [order]
     }
 
-    /// What may start between procedures, in order: a backfill asked during a deletion (rule 6), a catch-up
-    /// (rule 4: after a complete procedure, when a record came outside), the deletion's facts (rule 7).
+    /// What may start between procedures, in order: the next count of an audit under way (rule 8), a backfill
+    /// asked during a deletion or an audit (rule 6), a catch-up (rule 4: after a complete procedure, when a record
+    /// came outside), the deletion's facts (rule 7), the audit's keys (rule 8).
     private mutating func betweenProcedures(now: Timestamp) -> [Order] {
-        guard linkUp, !abandoned, !awaitingStore, !client.isRunning, deletion != .readingAcknowledgements else { return [] }
+        guard linkUp, !abandoned, !awaitingStore, !client.isRunning, deletion != .readingAcknowledgements, audit != .readingKeys else { return [] }
+        if case .counting(var search) = audit { return continueAudit(&search, now: now) }
         if backfillWanted {
             backfillWanted = false
             catchUpWanted = false
@@ -338,12 +401,40 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
             catchUpWanted = false
             return startProcedure(now: now)
         }
-        guard acknowledgementsWanted else { return [] }
-        acknowledgementsWanted = false
-        guard deletion == .idle else { return [] }  // refused by the device on this connection
-        guard let last = client.cursor.last else { return [.deletionDeclined(.nothingCommitted)] }
-        deletion = .readingAcknowledgements
-        return [.readAcknowledgements(epoch: client.cursor.epoch, through: last)]
+        if acknowledgementsWanted {
+            acknowledgementsWanted = false
+            if deletion == .idle {  // not when the device refused a deletion on this connection
+                guard let last = client.cursor.last else { return [.deletionDeclined(.nothingCommitted)] + betweenProcedures(now: now) }
+                deletion = .readingAcknowledgements
+                return [.readAcknowledgements(epoch: client.cursor.epoch, through: last)]
+            }
+        }
+        guard audit == .wanted else { return [] }
+        let cursor = client.cursor
+        guard configuration.keys == .sequenceNumber, cursor.fence == nil, let last = cursor.last else {
+            audit = .done
+            return [.auditFinished(epoch: cursor.epoch, .notApplicable)]
+        }
+        audit = .readingKeys
+        return [.readRecordKeys(epoch: cursor.epoch, through: last)]
+    }
+
+    /// Rule 8: the search's next count, or its finding.
+    private mutating func continueAudit(_ search: inout VanishedRecordSearch, now: Timestamp) -> [Order] {
+        let epoch = client.cursor.epoch
+        guard let range = search.nextRange() else {
+            audit = .done
+            return [.auditFinished(epoch: epoch, .finding(search.finding ?? .vanished([])))] + betweenProcedures(now: now)
+        }
+        audit = .counting(search)
+        let orders: [RecordAccessOrder]
+        do throws(RecordCountRefusal) {
+            orders = try client.countRecords(in: range, at: now)
+        } catch {
+            audit = .done
+            return [.auditFinished(epoch: epoch, .refusedByClient(error))] + betweenProcedures(now: now)
+        }
+        return absorb(orders, now: now)
     }
 
     /// A new procedure from the committed cursor (a catch-up or a backfill).

@@ -96,21 +96,12 @@ enum ConfigurationSchema {
             Key(name: "delete_acknowledged_records") { config, value in
                 // An explicit list of devices: a device's memory is the person's copy, and only someone who
                 // decided so for that device may let the gateway free it.
-                guard let array = value.array else {
-                    return "expected a list of device addresses such as [\"C0:54:45:00:00:03\"], got \(describe(value))"
-                }
-                var addresses: [String] = []
-                for (index, element) in array.enumerated() {
-                    guard let text = element.string else {
-                        return "entry \(index + 1): expected a device address as a string, got \(describe(element))"
-                    }
-                    guard let address = ConfigurationValues.deviceAddress(text) else {
-                        return "entry \(index + 1): expected a device address, six hexadecimal pairs separated by colons (\"C0:54:45:00:00:03\"), got \"\(text)\""
-                    }
-                    if !addresses.contains(address) { addresses.append(address) }
-                }
-                config.health.deleteAcknowledgedRecords = addresses
-                return nil
+                addresses(value) { config.health.deleteAcknowledgedRecords = $0 }
+            },
+            Key(name: "audit_vanished_records") { config, value in
+                // An explicit list too: a record gone from a device becomes a deletion on the backend, which
+                // someone must have wanted for that device.
+                addresses(value) { config.health.auditVanishedRecords = $0 }
             },
         ]),
         ("firmware", [
@@ -198,6 +189,25 @@ enum ConfigurationSchema {
         case .array: "an array"
         default: "a \(value.type.rawValue)"
         }
+    }
+
+    /// A list of device addresses (`["C0:54:45:00:00:03"]`), upper case, without repeats.
+    static func addresses(_ value: any TOMLValueConvertible, _ body: ([String]) -> Void) -> String? {
+        guard let array = value.array else {
+            return "expected a list of device addresses such as [\"C0:54:45:00:00:03\"], got \(describe(value))"
+        }
+        var addresses: [String] = []
+        for (index, element) in array.enumerated() {
+            guard let text = element.string else {
+                return "entry \(index + 1): expected a device address as a string, got \(describe(element))"
+            }
+            guard let address = ConfigurationValues.deviceAddress(text) else {
+                return "entry \(index + 1): expected a device address, six hexadecimal pairs separated by colons (\"C0:54:45:00:00:03\"), got \"\(text)\""
+            }
+            if !addresses.contains(address) { addresses.append(address) }
+        }
+        body(addresses)
+        return nil
     }
 
     static func string(_ value: any TOMLValueConvertible, _ body: (String) -> String?) -> String? {

@@ -54,6 +54,11 @@ public struct DaemonConfiguration: Hashable, Sendable {
         /// acknowledged records"). Empty by default: no device's memory is touched. A list, never "all": a meter
         /// paired later is not opted in by a policy written before it.
         public var deleteAcknowledgedRecords: [String] = []
+        /// The devices (identity addresses, upper case) whose memory tetherd checks, once per connection, for
+        /// records that vanished without the gateway asking (RACP "Report Number of Stored Records" within ranges;
+        /// docs/design/health.md, "Records that vanish from a device"): their samples are tombstoned
+        /// `vanished-from-device` and the backend hears of it. Empty by default.
+        public var auditVanishedRecords: [String] = []
     }
 
     /// `[health] write_device_time` (TimeWritePolicy.Mode; docs/design/health.md, "The time-write rule").

@@ -203,6 +203,7 @@ extension TetherDaemon {
             ackLatency.record(event)
             Self.logSettings(event, to: settingsLogger)
             Self.logHealthRecordDeletion(event, to: healthLogger)
+            Self.logHealthRecordAudit(event, to: healthLogger)
             Self.logUserConsent(event, to: healthLogger)
         }
         return gateway
@@ -262,8 +263,25 @@ extension TetherDaemon {
             logger.debug("CONFIG_DATA stored", metadata: [
                 "address": "\(address)", "version": "\(config.version)", "batch": "\(batch)",
             ])
-        case .received, .submitted, .wrote, .committed, .persistFailed, .healthRecordDeletion, .userConsent:
+        case .received, .submitted, .wrote, .committed, .persistFailed, .healthRecordDeletion, .healthRecordAudit, .userConsent:
             break
+        }
+    }
+
+    /// Looks for vanished records (`[health] audit_vanished_records`): records tombstoned are a notice (readings
+    /// deleted on the backend), an inconclusive look is info (the next connection looks again), the rest debug.
+    static func logHealthRecordAudit(_ event: GatewayTrace, to logger: Logger) {
+        guard case .healthRecordAudit(let report) = event else { return }
+        var metadata: Logger.Metadata = ["address": "\(report.address)", "service": "\(report.service)", "epoch": "\(report.epoch)"]
+        if !report.keys.isEmpty {
+            metadata["records"] = "\(report.keys.map(String.init).joined(separator: ","))"
+            metadata["tombstones"] = "\(report.tombstones)"
+        }
+        if let reason = report.reason { metadata["reason"] = "\(reason)" }
+        switch report.outcome {
+        case .vanished: logger.notice("records vanished from the device; their samples are deleted", metadata: metadata)
+        case .inconclusive: logger.info("could not tell whether records vanished from the device", metadata: metadata)
+        case .intact, .skipped: logger.debug("no records vanished from the device", metadata: metadata)
         }
     }
 
@@ -307,6 +325,7 @@ extension DaemonConfiguration.Health {
     /// `delete_acknowledged_records` as its deletion policy.
     func apply(to gateway: inout GatewayConfiguration) {
         gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: deleteAcknowledgedRecords)
+        gateway.healthVanishedRecordAudit = HealthRecordDeletionPolicy(addresses: auditVanishedRecords)
         switch writeDeviceTime {
         case .never: gateway.healthTimeWrite = .never
         case .whenNotSet: gateway.healthTimeWrite = .whenClockNotSet

@@ -27,7 +27,7 @@ final class AckLatencyRecorder: Sendable {
             if let start = submitted.withLock({ $0.removeValue(forKey: key) }), case .committed = event {
                 metrics.ackLatency.recordNanoseconds(start.duration(to: now).nanoseconds)
             }
-        case .wrote, .received, .settings, .settingsStored, .healthRecordDeletion, .userConsent:
+        case .wrote, .received, .settings, .settingsStored, .healthRecordDeletion, .healthRecordAudit, .userConsent:
             break
         }
     }

@@ -131,6 +131,27 @@ extension HealthStore {
         }
     }
 
+    /// The uids of the undeleted samples stored under `recordKeys` in one epoch of a device's record stream (the
+    /// record's and its companions'): what a record that vanished from the device takes with it (issue 14, the
+    /// change lane; RecordTransfer rule 8).
+    public func undeletedSampleUids(
+        peripheralUid: String, characteristics: [String], epoch: Int64, recordKeys: [Int64]
+    ) throws(StoreError) -> [String] {
+        guard !characteristics.isEmpty, !recordKeys.isEmpty else { return [] }
+        return try database.read { db in
+            var arguments: StatementArguments = [peripheralUid, epoch]
+            arguments += StatementArguments(characteristics)
+            arguments += StatementArguments(recordKeys)
+            return try String.fetchAll(db, sql: """
+                SELECT s.uid FROM healthSample s JOIN peripheral ON peripheral.id = s.peripheralId
+                WHERE peripheral.uid = ? AND s.epoch = ? AND s.deletedAt IS NULL
+                  AND s.characteristic IN (\(Array(repeating: "?", count: characteristics.count).joined(separator: ", ")))
+                  AND s.recordSequence IN (\(Array(repeating: "?", count: recordKeys.count).joined(separator: ", ")))
+                ORDER BY s.recordSequence, s.id
+                """, arguments: arguments)
+        }
+    }
+
     /// Tombstones, oldest first, of one upload state or all, of one peripheral or all.
     public func deletions(state: HealthUploadState? = nil, peripheralUid: String? = nil, limit: Int = 1000) throws(StoreError) -> [HealthDeletionRecord] {
         try database.read { db in

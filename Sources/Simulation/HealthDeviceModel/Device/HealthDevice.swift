@@ -127,6 +127,13 @@ public struct HealthDevice: Sendable {
         consentedUser = nil
     }
 
+    /// Records leave the memory without the central asking: a person deletes readings on the meter, or a full
+    /// memory drops its oldest. Returns how many of the stored records were keyed within `keys`.
+    @discardableResult
+    public mutating func forgetRecords(keyed keys: ClosedRange<UInt16>) -> Int {
+        store.delete(.range(keys.lowerBound, keys.upperBound))
+    }
+
     /// The device was reset: it forgets its bond (the central keeps its stale keys) and optionally its memory.
     public mutating func reset(forgetBond: Bool, clearMemory: Bool, firstSequenceNumber: UInt16 = 1, at now: Timestamp) {
         if forgetBond {

@@ -34,6 +34,7 @@ public struct HealthBackfillResult: Hashable, Sendable {
         case .interrupted(let why, _): (name, reason) = ("interrupted", "\(why)")
         case .refused(let why, _): (name, reason) = ("refused", "\(why)")
         case .deleted(let through, _): (name, reason) = ("deleted", "records through \(through) deleted from the device")
+        case .counted(let range, let count, _): (name, reason) = ("counted", "\(count) records within \(range)")
         }
         self.init(
             service: service.controlName, outcome: name, reason: reason, recordsStored: recordsStored,

@@ -20,6 +20,8 @@ public actor HealthColdLane: HealthRecordSink {
         public var samplesStored = 0
         public var duplicates = 0
         public var storeFailures = 0
+        /// Samples tombstoned because their record vanished from the device (RecordTransfer rule 8).
+        public var vanishedTombstones = 0
         /// How each procedure ended, with the connection it ran on (deletions included: `.finished(.deleted)`).
         public var procedures: [(link: UInt64, ending: RecordProcedureEnding)] = []
     }
@@ -93,9 +95,8 @@ public actor HealthColdLane: HealthRecordSink {
 
     public func acknowledgements(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> RecordAcknowledgements? {
         guard let uid = peripheralUid(context.address) else { return nil }
-        let characteristics = [context.characteristic.uuid] + (context.service.keyedRecords?.companions.map(\.uuid) ?? [])
         guard let stored = try? store.recordAcknowledgements(
-            peripheralUid: uid, characteristics: characteristics, epoch: Int64(epoch), through: Int64(through))
+            peripheralUid: uid, characteristics: Self.characteristics(context), epoch: Int64(epoch), through: Int64(through))
         else { return nil }
         var keys: [UInt16: Bool] = [:]
         for (key, acknowledged) in stored {
@@ -104,6 +105,30 @@ public actor HealthColdLane: HealthRecordSink {
         }
         let done = deleted[Self.deletionKey(context)].flatMap { $0.epoch == epoch ? $0.acknowledgedThrough : nil }
         return RecordAcknowledgements(epoch: epoch, keys: keys, deletedThrough: done)
+    }
+
+    public func recordsVanished(_ keys: [UInt16], epoch: UInt32, of context: HealthRecordStreamContext) async -> Int? {
+        guard let uid = peripheralUid(context.address),
+            let samples = try? store.undeletedSampleUids(
+                peripheralUid: uid, characteristics: Self.characteristics(context), epoch: Int64(epoch), recordKeys: keys.map(Int64.init))
+        else { return nil }
+        var tombstoned = 0
+        for sample in samples {
+            switch await store.commit(.vanishedFromDevice(sampleUid: sample), via: committer) {
+            case .success: tombstoned += 1
+            case .failure(.sampleAlreadyDeleted): break  // a technician's deletion came first: it stands
+            case .failure(let error):
+                lastFailure = "\(error)"
+                return nil
+            }
+        }
+        counters.vanishedTombstones += tombstoned
+        return tombstoned
+    }
+
+    /// The record characteristic and its companions': every sample a record key names.
+    private static func characteristics(_ context: HealthRecordStreamContext) -> [String] {
+        [context.characteristic.uuid] + (context.service.keyedRecords?.companions.map(\.uuid) ?? [])
     }
 
     private static func deletionKey(_ context: HealthRecordStreamContext) -> String {

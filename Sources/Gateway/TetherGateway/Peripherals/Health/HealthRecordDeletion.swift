@@ -57,7 +57,7 @@ public struct HealthRecordDeletion: Hashable, Sendable, CustomStringConvertible 
         case .deleted(let deletedThrough, _): (outcome, through, reason) = (.deleted, deletedThrough, nil)
         case .refused(let why, _): (outcome, through, reason) = (.refused, asked?.acknowledgedThrough, "\(why)")
         case .interrupted(let why, _): (outcome, through, reason) = (.interrupted, asked?.acknowledgedThrough, "\(why)")
-        case .complete: (outcome, through, reason) = (.interrupted, asked?.acknowledgedThrough, "ended without an answer to the deletion")
+        case .complete, .counted: (outcome, through, reason) = (.interrupted, asked?.acknowledgedThrough, "ended without an answer to the deletion")
         }
         self.init(
             address: address, service: service.controlName, outcome: outcome, through: through, epoch: finished.cursor.epoch,

@@ -46,6 +46,10 @@ public protocol HealthRecordSink: Sendable {
     /// each key stored up to `through` with whether the backend acknowledged all its samples, and how far the
     /// gateway already deleted in that epoch. Nil when they cannot be read: then nothing is deleted.
     func acknowledgements(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> RecordAcknowledgements?
+    /// Records keyed `keys` in `epoch` vanished from the device (RecordTransfer rule 8): tombstones every undeleted
+    /// sample stored under them (`vanished-from-device`, each with its tombstone through the group commit). Returns
+    /// how many, or nil when the store failed (then the next connection's audit finds them again).
+    func recordsVanished(_ keys: [UInt16], epoch: UInt32, of context: HealthRecordStreamContext) async -> Int?
 }
 
 /// How a cold-lane procedure ended on a connection.

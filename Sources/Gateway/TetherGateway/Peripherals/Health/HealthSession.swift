@@ -72,6 +72,9 @@ final class HealthSession: PeripheralSession {
     /// This device's records may be deleted from it once the backend acknowledged them (tetherd's
     /// `[health] delete_acknowledged_records`; RecordTransfer rule 7).
     private let deletesAcknowledgedRecords: Bool
+    /// This device's memory is checked for records that vanished (tetherd's `[health] audit_vanished_records`;
+    /// RecordTransfer rule 8).
+    private let auditsVanishedRecords: Bool
 
     /// The users to consent to on this device (tetherd's `[health] consent_codes_file`); empty: no Consent written.
     private let userConsents: [UserConsentProcedure.Credential]
@@ -80,13 +83,14 @@ final class HealthSession: PeripheralSession {
 
     init(
         address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet,
-        deletion: HealthRecordDeletionPolicy = .off, userConsents: [UserConsentProcedure.Credential] = [], trace: (@Sendable (GatewayTrace) -> Void)? = nil
+        deletion: HealthRecordDeletionPolicy = .off, audit: HealthRecordDeletionPolicy = .off, userConsents: [UserConsentProcedure.Credential] = [], trace: (@Sendable (GatewayTrace) -> Void)? = nil
     ) {
         self.address = address
         self.sink = sink
         self.clock = clock
         self.timeWrite = timeWrite
         deletesAcknowledgedRecords = deletion.allows(address)
+        auditsVanishedRecords = audit.allows(address)
         self.userConsents = userConsents
         self.trace = trace
     }
@@ -223,9 +227,10 @@ final class HealthSession: PeripheralSession {
                 let driver = RecordTransferDriver(
                     context: context, controlPoint: characteristic, writeTimeout: link.timeout, configuration: configuration,
                     cursor: cursor, records: records, values: sink, clock: clock, events: continuation,
-                    deletesAcknowledgedRecords: deletesAcknowledgedRecords,
+                    deletesAcknowledgedRecords: deletesAcknowledgedRecords, auditsVanishedRecords: auditsVanishedRecords,
                     ended: { ending in lateWrite.procedureEnded(service, ending) },
-                    deletionReported: { [trace] report in trace?(.healthRecordDeletion(report)) })
+                    deletionReported: { [trace] report in trace?(.healthRecordDeletion(report)) },
+                    auditReported: { [trace] report in trace?(.healthRecordAudit(report)) })
                 cold[service] = (continuation, driver, inbox)
             }
         }

@@ -50,6 +50,8 @@ struct RecordTransferDriver: Sendable {
     let ended: @Sendable (RecordProcedureEnding) -> Void
     /// Told how each deletion went, or why none was made (tetherd logs it; RecordTransfer rule 7).
     let deletionReported: @Sendable (HealthRecordDeletion) -> Void
+    /// Told how the look for vanished records went (tetherd logs it; RecordTransfer rule 8).
+    let auditReported: @Sendable (HealthRecordAudit) -> Void
     var transfer: RecordTransfer<HealthCharacteristicValue>
     private var timer: Task<Void, Never>?
     private var held: [[UInt8]] = []
@@ -64,12 +66,14 @@ struct RecordTransferDriver: Sendable {
         context: HealthRecordStreamContext, controlPoint: GattCharacteristic, writeTimeout: Duration,
         configuration: RecordAccessConfiguration, cursor: RecordCursor, records: any HealthRecordSink,
         values: any HealthValueSink, clock: GatewayClock, events: AsyncStream<Event>.Continuation,
-        deletesAcknowledgedRecords: Bool = false,
+        deletesAcknowledgedRecords: Bool = false, auditsVanishedRecords: Bool = false,
         ended: @escaping @Sendable (RecordProcedureEnding) -> Void = { _ in },
-        deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in }
+        deletionReported: @escaping @Sendable (HealthRecordDeletion) -> Void = { _ in },
+        auditReported: @escaping @Sendable (HealthRecordAudit) -> Void = { _ in }
     ) {
         self.ended = ended
         self.deletionReported = deletionReported
+        self.auditReported = auditReported
         self.context = context
         self.controlPoint = controlPoint
         self.writeTimeout = writeTimeout
@@ -77,7 +81,9 @@ struct RecordTransferDriver: Sendable {
         self.values = values
         self.clock = clock
         self.events = events
-        transfer = RecordTransfer(configuration: configuration, cursor: cursor, deletesAcknowledgedRecords: deletesAcknowledgedRecords)
+        transfer = RecordTransfer(
+            configuration: configuration, cursor: cursor, deletesAcknowledgedRecords: deletesAcknowledgedRecords,
+            auditsVanishedRecords: auditsVanishedRecords)
     }
 
     /// Runs the procedure (and its catch-ups) until the link goes down.
@@ -157,6 +163,35 @@ struct RecordTransferDriver: Sendable {
         answerBackfills { driver, _ in result(driver) }
     }
 
+    /// RecordTransfer rule 8's end: the samples of vanished records tombstoned, and the report for the log.
+    private func auditEnded(_ end: RecordAuditEnd, epoch: UInt32) async {
+        let (address, service) = (context.address, context.service.controlName)
+        let report: HealthRecordAudit
+        switch end {
+        case .finding(.vanished(let keys)) where keys.isEmpty:
+            report = HealthRecordAudit(address: address, service: service, outcome: .intact, epoch: epoch)
+        case .finding(.vanished(let keys)):
+            if let tombstones = await records.recordsVanished(keys, epoch: epoch, of: context) {
+                report = HealthRecordAudit(address: address, service: service, outcome: .vanished, epoch: epoch, keys: keys, tombstones: tombstones)
+            } else {
+                report = HealthRecordAudit(
+                    address: address, service: service, outcome: .inconclusive, epoch: epoch, keys: keys, reason: "storing the tombstones failed")
+            }
+        case .finding(let other):
+            report = HealthRecordAudit(address: address, service: service, outcome: .inconclusive, epoch: epoch, reason: "\(other)")
+        case .stopped(let outcome):
+            report = HealthRecordAudit(address: address, service: service, outcome: .inconclusive, epoch: epoch, reason: "\(outcome)")
+        case .refusedByClient(let refusal):
+            report = HealthRecordAudit(address: address, service: service, outcome: .inconclusive, epoch: epoch, reason: "\(refusal)")
+        case .keysUnreadable:
+            report = HealthRecordAudit(address: address, service: service, outcome: .inconclusive, epoch: epoch, reason: "the store's keys could not be read")
+        case .notApplicable:
+            report = HealthRecordAudit(
+                address: address, service: service, outcome: .skipped, epoch: epoch, reason: "nothing committed, a fenced epoch, or time-offset keys")
+        }
+        auditReported(report)
+    }
+
     private mutating func execute(_ orders: [RecordTransfer<HealthCharacteristicValue>.Order]) async {
         var queue = orders[...]
         while let order = queue.popFirst() {
@@ -205,6 +240,11 @@ struct RecordTransferDriver: Sendable {
             case .deletionDeclined(let why):
                 deletionReported(HealthRecordDeletion(
                     address: context.address, service: context.service, declined: why, epoch: transfer.durableCursor.epoch))
+            case .readRecordKeys(let epoch, let through):
+                let facts = await records.acknowledgements(of: context, epoch: epoch, through: through)
+                queue += transfer.recordKeysRead(facts.map { Array($0.keys.keys) }, at: clock.linkNow())
+            case .auditFinished(let epoch, let end):
+                await auditEnded(end, epoch: epoch)
             case .noted:
                 break
             }
