@@ -145,7 +145,10 @@ import TetherPrimitives
         #expect(client.indicationReceived(bytes: [5, 0, 0, 0], at: at(10)).first == .write([1, 6]), "count 0 above the cursor: probe")
         _ = client.recordReceived(sequence: 3, at: at(20))
         let epoch1 = RecordCursor(epoch: 1, last: nil, fence: 40)
-        #expect(client.indicationReceived(bytes: [6, 0, 1, 1], at: at(30)) == [
+        // Rule 4: below the cursor, the device's record 3 is compared with the one stored under 3: another reading.
+        #expect(client.indicationReceived(bytes: [6, 0, 1, 1], at: at(30)) == [.cancelTimer, .confirmLatest(key: 3, epoch: 0)])
+        #expect(client.isRunning && client.deadline == nil)
+        #expect(client.latestConfirmed(false, at: at(30)) == [
             .commit(RecordCommit(keys: [], cursor: epoch1)), .noted(.newEpoch(epoch1, deviceLatest: 3)),
             // Counted first, up to the device's latest only: records above it are the earlier epoch's.
             .write([4, 2, 1, 3, 0]), .armTimer(at: at(30_030)),
@@ -154,6 +157,46 @@ import TetherPrimitives
         for key: UInt16 in [1, 2, 3] { _ = client.recordReceived(sequence: key, at: at(40)) }
         #expect(client.indicationReceived(bytes: [6, 0, 1, 1], at: at(50)).first
             == .commit(RecordCommit(keys: [1, 2, 3], cursor: RecordCursor(epoch: 1, last: 3, fence: 40))))
+    }
+
+    /// Rule 4's other reading of a latest key below the cursor: a person deleted the newest readings on the meter
+    /// (40 and 39 of 1…40). Its record 38 is the one stored: no new epoch, nothing is read again, the cursor stays;
+    /// the meter's next reading, numbered 41, is taken from the cursor.
+    @Test func newestRecordsDeletedOnTheDeviceAreNotANewEpoch() {
+        var client = RecordAccessClient(configuration: RecordAccessConfiguration(asksForCountFirst: false), cursor: RecordCursor(epoch: 0, last: 40))
+        #expect(client.start(now: t0).first == .write([1, 3, 1, 41, 0]))
+        #expect(client.indicationReceived(bytes: [6, 0, 1, 6], at: at(10)).first == .write([1, 6]), "no records found after the cursor: probe")
+        _ = client.recordReceived(sequence: 38, at: at(20))
+        #expect(client.indicationReceived(bytes: [6, 0, 1, 1], at: at(30)) == [.cancelTimer, .confirmLatest(key: 38, epoch: 0)])
+        let cursor = RecordCursor(epoch: 0, last: 40)
+        #expect(client.latestConfirmed(true, at: at(31)) == [
+            .noted(.newestRecordsGone(deviceLatest: 38)), .cancelTimer, .finished(.complete(cursor: cursor, counted: nil)),
+        ])
+        #expect(client.cursor == cursor)
+
+        // Through the harness: 40 readings stored, the newest two deleted on the meter, one taken: each reading once.
+        var device = SimulatedRecordDevice()
+        device.measure(count: 40)
+        var harness = RecordAccessHarness(device: device, configuration: RecordAccessConfiguration(asksForCountFirst: false))
+        harness.connect()
+        harness.device.records.removeLast(2)
+        #expect(harness.connect() == .complete(cursor: cursor, counted: nil))
+        harness.device.measure(count: 1)
+        #expect(harness.connect() == .complete(cursor: RecordCursor(epoch: 0, last: 41), counted: nil))
+        #expect(harness.violations.isEmpty, "\(harness.violations)")
+        #expect(harness.committedIdentities.count == 41 && harness.committedIdentities.values.allSatisfy { $0 == 1 })
+        #expect(harness.notes.contains(.newestRecordsGone(deviceLatest: 38)))
+    }
+
+    /// Nothing decided when the store cannot say: interrupted, the cursor as it was, asked again next time.
+    @Test func anUnconfirmedLatestDecidesNothing() {
+        var client = RecordAccessClient(configuration: RecordAccessConfiguration(asksForCountFirst: false), cursor: RecordCursor(epoch: 0, last: 40))
+        _ = client.start(now: t0)
+        _ = client.indicationReceived(bytes: [6, 0, 1, 6], at: at(10))
+        _ = client.recordReceived(sequence: 38, at: at(20))
+        _ = client.indicationReceived(bytes: [6, 0, 1, 1], at: at(30))
+        #expect(client.latestConfirmed(nil, at: at(31)).last == .finished(.interrupted(.latestUnconfirmed, cursor: RecordCursor(epoch: 0, last: 40))))
+        #expect(client.latestConfirmed(false, at: at(32)).isEmpty, "one answer")
     }
 
     @Test func recordsBelowTheCursorInAnswerToGreaterOrEqualProbeTheDevice() {

@@ -179,6 +179,10 @@ struct RecordAccessHarness {
                     finished = outcome
                 case .noted(let note):
                     notes.append(note)
+                case .confirmLatest(let key, let epoch):
+                    // The store's side of rule 4: is the device's record under `key` the reading stored there?
+                    let same = buffer[key].map { committedByKey[RecordKey(epoch: epoch, key: key)] == $0 }
+                    apply(client.latestConfirmed(same ?? false, at: now))
                 }
             }
         }

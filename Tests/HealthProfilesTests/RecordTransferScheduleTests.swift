@@ -32,6 +32,12 @@ import TetherPrimitives
         var storedAt: [[UInt32]: Int] = [:]
         var deletedThrough: [UInt32: UInt16] = [:]
         var deletedReadings: Set<Int> = []
+        // The audit (RecordTransfer rule 8): readings a person deleted on the device, the ones the audit found.
+        var audits = false
+        var peopleDelete = false
+        var personDeleted: Set<Int> = []
+        var foundVanished: Set<Int> = []
+        var lastAudit: RecordAuditEnd?
 
         init(seed: UInt64) {
             random = SplitMix64(seed: seed)
@@ -91,8 +97,30 @@ import TetherPrimitives
                 case .deletionFinished(.deleted(let through, let cursor), _):
                     if cursor != transfer.durableCursor { violations.append("a deletion moved the cursor: \(cursor)") }
                     deletedThrough[cursor.epoch] = max(deletedThrough[cursor.epoch] ?? 0, through)
-                case .deletionFinished, .deletionDeclined, .readRecordKeys, .auditFinished:
+                case .deletionFinished, .deletionDeclined:
                     break
+                case .compareLatestRecord(let epoch, let key, let value):
+                    handle(transfer.latestCompared(faulty && chance(5) ? nil : storedAt[[epoch, UInt32(key)]] == value.identity, at: now))
+                case .readRecordKeys(let epoch, let through):
+                    let keys = storedAt.keys.filter { $0[0] == epoch && $0[1] <= UInt32(through) }.map { UInt16($0[1]) }
+                    handle(transfer.recordKeysRead(faulty && chance(5) ? nil : keys, at: now))
+                case .auditFinished(let epoch, let end):
+                    lastAudit = end
+                    guard case .finding(.vanished(let keys)) = end else { break }
+                    for key in keys {
+                        // Only readings a person deleted, stored before, and no longer on the device.
+                        guard let identity = storedAt[[epoch, UInt32(key)]] else {
+                            violations.append("audit found key \(key) of epoch \(epoch), which was never stored")
+                            continue
+                        }
+                        if device.records.contains(where: { $0.identity == identity }) {
+                            violations.append("audit found reading \(identity) (key \(key)), which the device still holds")
+                        }
+                        if deletedReadings.contains(identity) { violations.append("audit found reading \(identity), which the gateway deleted") }
+                        if !personDeleted.contains(identity) { violations.append("audit found reading \(identity), which no person deleted") }
+                        foundVanished.insert(identity)
+                    }
+
                 }
             }
         }
@@ -118,7 +146,7 @@ import TetherPrimitives
         }
 
         mutating func connect() {
-            transfer = RecordTransfer(configuration: configuration, cursor: cursor, deletesAcknowledgedRecords: deletes)
+            transfer = RecordTransfer(configuration: configuration, cursor: cursor, deletesAcknowledgedRecords: deletes, auditsVanishedRecords: audits)
             // The backend acknowledges about half of what is stored and not acknowledged yet (uploads succeed or fail).
             for identity in storedIdentities.keys.sorted() where !acknowledged.contains(identity) && chance(50) {
                 acknowledged.insert(identity)
@@ -153,6 +181,11 @@ import TetherPrimitives
         mutating func run(connections: Int) {
             for _ in 0..<connections {
                 if chance(60) { device.measure(count: Int(random.next() % 6)) }
+                // A person deletes a reading on the meter, anywhere in its memory.
+                if audits || peopleDelete, chance(20), !device.records.isEmpty {
+                    let gone = device.records.remove(at: Int(random.next() % UInt64(device.records.count)))
+                    personDeleted.insert(gone.identity)
+                }
                 // A cleared meter numbering from 1 again, seen while its numbering is still below the cursor (a reset
                 // that numbers past the cursor before the gateway connects cannot be told by keys: the documented limit).
                 if chance(10), let last = cursor.last, last >= 30 {
@@ -196,5 +229,40 @@ import TetherPrimitives
             if !schedule.violations.isEmpty || !missing.isEmpty { return }
         }
         #expect(deletedInAll > 1_000, "the schedules delete: \(deletedInAll) readings")
+    }
+
+    /// The same schedules with the audit on (RecordTransfer rule 8), deletion on too, a small memory that drops its
+    /// oldest, and a person deleting a reading anywhere in it now and then: the audit only ever names readings a
+    /// person deleted, that were stored and are gone (never one the gateway deleted or the memory dropped), and after
+    /// the clean connections it has named every one deleted from above the lowest stored reading the device holds.
+    @Test func seededSchedulesWithTheAuditNameOnlyReadingsAPersonDeleted() {
+        var found = 0
+        var deletedByPeople = 0
+        for seed in UInt64(1)...300 {
+            var schedule = Schedule(seed: seed)
+            schedule.deletes = seed % 2 == 0
+            schedule.audits = true
+            schedule.device.capacity = 25
+            schedule.device.measure(count: Int(seed % 20))
+            schedule.run(connections: 12)
+            #expect(schedule.violations.isEmpty, "seed \(seed): \(schedule.violations)")
+            let missing = schedule.device.records.filter { schedule.storedIdentities[$0.identity] == nil }
+            #expect(missing.isEmpty, "seed \(seed): readings never stored \(missing), cursor \(schedule.cursor)")
+            // Completeness, for the last epoch when its audit ran to a finding.
+            if case .finding(.vanished) = schedule.lastAudit, schedule.cursor.fence == nil {
+                let epoch = schedule.cursor.epoch
+                let stored = schedule.storedAt.filter { $0.key[0] == epoch }
+                let held = Set(schedule.device.records.map(\.identity))
+                let lowestHeld = stored.filter { held.contains($0.value) }.map { $0.key[1] }.min()
+                let expected = Set(stored.filter { entry in
+                    !held.contains(entry.value) && lowestHeld.map { entry.key[1] > $0 } == true
+                }.map(\.value))
+                #expect(expected.isSubset(of: schedule.foundVanished), "seed \(seed): vanished \(expected.subtracting(schedule.foundVanished)) not found")
+            }
+            found += schedule.foundVanished.count
+            deletedByPeople += schedule.personDeleted.count
+            if !schedule.violations.isEmpty || !missing.isEmpty { return }
+        }
+        #expect(found > 100, "the audits find readings: \(found) of \(deletedByPeople) deleted by people")
     }
 }

@@ -24,9 +24,17 @@ import TetherPrimitives
 /// 4. Reset and wraparound: when the device's records seem to go below the cursor (no record "≥ cursor + 1", a
 ///    record at or below the cursor in the answer, or a cursor at 65535 where "≥ cursor + 1" cannot be written),
 ///    the client asks for the device's last record (operator 0x06, the most recent). Its key h is the device's
-///    latest. h = cursor: nothing new. h > cursor: ask again. h < cursor: the device numbers from below the cursor
-///    again (memory cleared, a replaced meter, a new CGM session, or the uint16 key wrapped past 65535): a new
-///    epoch begins (epoch + 1, nothing committed, fence = the old cursor), and records are taken from the start.
+///    latest. h = cursor: nothing new. h > cursor: ask again. h < cursor: either the device numbers from below the
+///    cursor again (memory cleared, a replaced meter, a new CGM session, or the uint16 key wrapped past 65535), or
+///    its newest records were deleted on it (a person deleting readings on the meter: GLS numbers a new
+///    measurement after the last one it made, whatever was deleted since). Keys cannot tell the two apart, and
+///    taking the second for the first would store every record again in a new epoch. So for sequence numbers the
+///    client orders `.confirmLatest`: the driver compares the device's record h with the one the gateway stored
+///    under h in this epoch and answers `latestConfirmed`. The same record: the newest records went, nothing is
+///    new, the cursor stays (the device's next record is numbered after it). Another record, or none stored under
+///    h: a new epoch begins (epoch + 1, nothing committed, fence = the old cursor), and records are taken from the
+///    start. No answer (the store could not be read): nothing is decided on this connection. A CGM's time offsets
+///    begin a new epoch at once: a new session is the normal case there.
 ///    The device's keys are unique, so its records keyed above h are the earlier epoch's, still stored and already
 ///    committed: in a fenced epoch, records above the device's latest are dropped, and every connection begins
 ///    with the probe. The fence lifts when the device's latest reaches it.
@@ -62,6 +70,8 @@ public struct RecordAccessClient: Sendable {
     enum Phase: Sendable {
         case idle
         case awaiting(Request)
+        /// Rule 4: the device's latest key is below the cursor; waiting for `latestConfirmed`.
+        case confirmingLatest(UInt16)
         case backingOff(Step, until: Timestamp)
         case aborting(RecordAccessOutcome, deadline: Timestamp)
         case finished(RecordAccessOutcome)
@@ -102,7 +112,7 @@ public struct RecordAccessClient: Sendable {
 
     public var isRunning: Bool {
         switch phase {
-        case .awaiting, .backingOff, .aborting: true
+        case .awaiting, .backingOff, .aborting, .confirmingLatest: true
         case .idle, .finished: false
         }
     }
@@ -118,7 +128,7 @@ public struct RecordAccessClient: Sendable {
         case .awaiting(let request): request.deadline
         case .backingOff(_, let until): until
         case .aborting(_, let deadline): deadline
-        case .idle, .finished: nil
+        case .idle, .finished, .confirmingLatest: nil
         }
     }
 
@@ -171,7 +181,7 @@ public struct RecordAccessClient: Sendable {
         case .aborting(let outcome, _):
             if case .responseCode(.abortOperation, _) = response { return finish(outcome) }
             return [.noted(.unexpectedResponse(response))]
-        case .idle, .backingOff, .finished:
+        case .idle, .backingOff, .finished, .confirmingLatest:
             return [.noted(.unexpectedResponse(response))]
         }
     }
@@ -191,7 +201,7 @@ public struct RecordAccessClient: Sendable {
             }
         case .aborting(let outcome, _):
             return finish(outcome)
-        case .idle, .backingOff, .finished:
+        case .idle, .backingOff, .finished, .confirmingLatest:
             return []
         }
     }
@@ -209,7 +219,7 @@ public struct RecordAccessClient: Sendable {
         case .aborting(let outcome, let deadline):
             guard now >= deadline else { return [] }
             return finish(outcome)
-        case .idle, .finished:
+        case .idle, .finished, .confirmingLatest:
             return []
         }
     }
@@ -222,8 +232,23 @@ public struct RecordAccessClient: Sendable {
             return []
         case .aborting(let outcome, _):
             return finish(outcome)
-        case .idle, .awaiting, .backingOff:
+        case .idle, .awaiting, .backingOff, .confirmingLatest:
             return finish(.interrupted(.disconnected, cursor: cursor))
+        }
+    }
+
+    /// The driver's answer to `.confirmLatest` (rule 4): whether the device's latest record is the one the gateway
+    /// stored under its key in this epoch; nil when the store could not say.
+    public mutating func latestConfirmed(_ sameRecord: Bool?, at now: Timestamp) -> [RecordAccessOrder] {
+        guard case .confirmingLatest(let latest) = phase else { return [] }
+        guard linkUp else { return finish(.interrupted(.disconnected, cursor: cursor)) }
+        switch sameRecord {
+        case true?:
+            return [.noted(.newestRecordsGone(deviceLatest: latest))] + finish(.complete(cursor: cursor, counted: connection.counted))
+        case false?:
+            return beginEpoch(deviceLatest: latest, now: now)
+        case nil:
+            return finish(.interrupted(.latestUnconfirmed, cursor: cursor))
         }
     }
 
@@ -233,7 +258,7 @@ public struct RecordAccessClient: Sendable {
         guard linkUp else { throw .notConnected }
         switch phase {
         case .idle, .finished: break
-        case .awaiting, .backingOff, .aborting: throw .procedureRunning
+        case .awaiting, .backingOff, .aborting, .confirmingLatest: throw .procedureRunning
         }
         guard permit.epoch == cursor.epoch else { throw .permitForAnotherEpoch(permit: permit.epoch, cursor: cursor.epoch) }
         guard cursor.fence == nil else { throw .fencedEpoch }
@@ -250,7 +275,7 @@ public struct RecordAccessClient: Sendable {
         guard linkUp else { throw .notConnected }
         switch phase {
         case .idle, .finished: break
-        case .awaiting, .backingOff, .aborting: throw .procedureRunning
+        case .awaiting, .backingOff, .aborting, .confirmingLatest: throw .procedureRunning
         }
         guard configuration.keys == .sequenceNumber else { throw .notSequenceNumbered }
         guard cursor.fence == nil else { throw .fencedEpoch }
@@ -430,6 +455,16 @@ public struct RecordAccessClient: Sendable {
         guard let last = cursor.last else { return orders + startTransfer(now: now) }
         if latest == last { return orders + finish(.complete(cursor: cursor, counted: connection.counted)) }
         if latest > last { return orders + send(.transfer, now: now) }
+        // Below the cursor: a renumbered device, or its newest records deleted (rule 4).
+        guard configuration.keys == .sequenceNumber else { return orders + beginEpoch(deviceLatest: latest, now: now) }
+        phase = .confirmingLatest(latest)
+        return orders + [.cancelTimer, .confirmLatest(key: latest, epoch: cursor.epoch)]
+    }
+
+    /// Rule 4: the device numbers from below the cursor again: a new epoch, fenced at the old cursor.
+    private mutating func beginEpoch(deviceLatest latest: UInt16, now: Timestamp) -> [RecordAccessOrder] {
+        guard let last = cursor.last else { return startTransfer(now: now) }
+        var orders: [RecordAccessOrder] = []
         let next = RecordCursor(
             epoch: cursor.epoch < .max ? cursor.epoch + 1 : cursor.epoch, last: nil, fence: max(last, cursor.fence ?? 0))
         guard commit([], to: next, into: &orders) else { return orders + finishMovingBack(to: next) }

@@ -70,6 +70,9 @@ public enum RecordAccessOrder: Hashable, Sendable {
     case cancelTimer
     /// The procedure is over; nothing more will be ordered until the next `start` (or a deletion).
     case finished(RecordAccessOutcome)
+    /// Rule 4: the device's latest key is below the cursor. Compare the device's record `key` (in the answer just
+    /// received) with the record the gateway stored under `key` in `epoch`, and answer `latestConfirmed(_:at:)`.
+    case confirmLatest(key: UInt16, epoch: UInt32)
     /// Something worth a log line or a metric; it changes nothing.
     case noted(RecordAccessNote)
 }
@@ -110,6 +113,9 @@ public enum RecordAccessInterruption: Hashable, Sendable {
     case procedureNotCompleted
     /// `requestLimit` requests in this connection.
     case requestLimitReached
+    /// The device's latest key fell below the cursor and the store could not say whether its record is the one
+    /// stored under that key (rule 4): nothing is decided on this connection.
+    case latestUnconfirmed
 }
 
 public enum RecordAccessRefusal: Hashable, Sendable {
@@ -140,6 +146,9 @@ public enum RecordAccessNote: Hashable, Sendable {
     case gap(after: UInt16?, next: UInt16)
     /// The device's latest key fell below the cursor: a new epoch began.
     case newEpoch(RecordCursor, deviceLatest: UInt16)
+    /// The device's latest key fell below the cursor, and its record there is the one stored: its newest records
+    /// were deleted on it. No new epoch; the cursor stays.
+    case newestRecordsGone(deviceLatest: UInt16)
     /// The device's latest key reached the fence: earlier epochs' records can no longer be on it.
     case fenceLifted(RecordCursor)
     /// "≥" is not supported: the client asks for all records and filters them itself.
@@ -163,7 +172,6 @@ public struct RecordDeletionPermit: Hashable, Sendable {
     }
 }
 
-/// Why a deletion was not started.
 /// Why `RecordAccessClient.countRecords(in:at:)` (rule 9) would not count.
 public enum RecordCountRefusal: Error, Hashable, Sendable {
     case procedureRunning
@@ -175,6 +183,7 @@ public enum RecordCountRefusal: Error, Hashable, Sendable {
     case beyondCommittedCursor(range: ClosedRange<UInt16>, cursor: RecordCursor)
 }
 
+/// Why a deletion was not started.
 public enum RecordDeletionRefusal: Error, Hashable, Sendable {
     case procedureRunning
     case notConnected

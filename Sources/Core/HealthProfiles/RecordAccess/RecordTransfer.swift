@@ -23,7 +23,9 @@ import TetherPrimitives
 ///    is not stored from here: after a complete procedure, a new one is started from the committed cursor
 ///    ("≥ cursor + 1"), which takes it in order, in the right epoch, exactly once. Never after an interrupted or
 ///    refused one (no loop against a device that refuses).
-/// 5. A disconnect finishes at once (the client's rule 7); a pending store still completes.
+/// 5. A disconnect finishes at once (the client's rule 7); a pending store still completes. The client's
+///    `.confirmLatest` (its rule 4: the device's latest key below the cursor) becomes `.compareLatestRecord` with
+///    the value the device's latest record arrived in; the driver answers `latestCompared`.
 /// 6. A technician's backfill (control API `Backfill`) starts a new procedure from the committed cursor after ANY
 ///    ending, interrupted and refused included: a person asked once, so it cannot loop. While a procedure runs (or
 ///    its store is in flight) it starts nothing: the running one is the backfill. Asked during a deletion (rule 7),
@@ -84,6 +86,9 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         case readRecordKeys(epoch: UInt32, through: UInt16)
         /// Rule 8: the audit of this connection ended.
         case auditFinished(epoch: UInt32, RecordAuditEnd)
+        /// Rule 5 (the client's rule 4): is `value`, the device's latest record, the record stored under `key` in
+        /// `epoch`? Answer `latestCompared(_:at:)`.
+        case compareLatestRecord(epoch: UInt32, key: UInt16, value: Value)
         case noted(RecordAccessNote)
     }
 
@@ -220,6 +225,12 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
         }
         audit = .counting(VanishedRecordSearch(keys: keys.filter { $0 <= last }))
         return betweenProcedures(now: now)
+    }
+
+    /// The driver's answer to `.compareLatestRecord`: the same record, another, or nil when the store could not say.
+    public mutating func latestCompared(_ sameRecord: Bool?, at now: Timestamp) -> [Order] {
+        guard !abandoned else { return [] }
+        return absorb(client.latestConfirmed(sameRecord, at: now), now: now)
     }
 
     /// A value arrived on a records-bearing characteristic (rules 1, 3, 4).
@@ -363,6 +374,13 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
                 converted = .finished(outcome)
             case .noted(let note):
                 converted = .noted(note)
+            case .confirmLatest(let key, let epoch):
+                guard let value = answer[key] else {
+                    // Never: the client names a key from the answer it was given. Nothing to compare: undecided.
+                    out += absorb(client.latestConfirmed(nil, at: now), now: now)
+                    continue
+                }
+                converted = .compareLatestRecord(epoch: epoch, key: key, value: value)
             }
             out += emit(converted)
         }

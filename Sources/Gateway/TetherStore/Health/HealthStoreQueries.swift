@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import TetherPrimitives
 
@@ -149,6 +150,22 @@ extension HealthStore {
                   AND s.recordSequence IN (\(Array(repeating: "?", count: recordKeys.count).joined(separator: ", ")))
                 ORDER BY s.recordSequence, s.id
                 """, arguments: arguments)
+        }
+    }
+
+    /// The raw bytes the samples stored under one record key of one epoch of a device's record characteristic
+    /// arrived in (one value per record: its samples share it), deleted samples included: what a device's record
+    /// under that key is compared with (RecordAccessClient rule 4).
+    public func recordBytes(peripheralUid: String, characteristic: String, epoch: Int64, recordKey: Int64) throws(StoreError) -> [[UInt8]] {
+        try database.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT DISTINCT s.rawBytes FROM healthSample s JOIN peripheral ON peripheral.id = s.peripheralId
+                WHERE peripheral.uid = ? AND s.characteristic = ? AND s.epoch = ? AND s.recordSequence = ? AND s.rawBytes IS NOT NULL
+                """, arguments: [peripheralUid, characteristic, epoch, recordKey]
+            ).map { row in
+                let data: Data = row["rawBytes"]
+                return Array(data)
+            }
         }
     }
 

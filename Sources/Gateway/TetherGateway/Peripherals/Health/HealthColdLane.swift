@@ -126,6 +126,16 @@ public actor HealthColdLane: HealthRecordSink {
         return tombstoned
     }
 
+    public func isStoredRecord(
+        _ value: HealthCharacteristicValue, key: UInt16, epoch: UInt32, of context: HealthRecordStreamContext
+    ) async -> Bool? {
+        guard let uid = peripheralUid(context.address),
+            let stored = try? store.recordBytes(
+                peripheralUid: uid, characteristic: context.characteristic.uuid, epoch: Int64(epoch), recordKey: Int64(key))
+        else { return nil }
+        return stored.contains(value.bytes)
+    }
+
     /// The record characteristic and its companions': every sample a record key names.
     private static func characteristics(_ context: HealthRecordStreamContext) -> [String] {
         [context.characteristic.uuid] + (context.service.keyedRecords?.companions.map(\.uuid) ?? [])

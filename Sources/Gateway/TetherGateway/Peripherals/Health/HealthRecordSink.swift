@@ -50,6 +50,10 @@ public protocol HealthRecordSink: Sendable {
     /// sample stored under them (`vanished-from-device`, each with its tombstone through the group commit). Returns
     /// how many, or nil when the store failed (then the next connection's audit finds them again).
     func recordsVanished(_ keys: [UInt16], epoch: UInt32, of context: HealthRecordStreamContext) async -> Int?
+    /// Whether `value`, the device's latest record, is the record stored under `key` in `epoch` (the same bytes):
+    /// RecordAccessClient rule 4 tells a device whose newest records were deleted from a renumbered one by it.
+    /// False when nothing is stored under the key; nil when the store could not be read.
+    func isStoredRecord(_ value: HealthCharacteristicValue, key: UInt16, epoch: UInt32, of context: HealthRecordStreamContext) async -> Bool?
 }
 
 /// How a cold-lane procedure ended on a connection.

@@ -245,6 +245,9 @@ struct RecordTransferDriver: Sendable {
                 queue += transfer.recordKeysRead(facts.map { Array($0.keys.keys) }, at: clock.linkNow())
             case .auditFinished(let epoch, let end):
                 await auditEnded(end, epoch: epoch)
+            case .compareLatestRecord(let epoch, let key, let value):
+                let same = await records.isStoredRecord(value, key: key, epoch: epoch, of: context)
+                queue += transfer.latestCompared(same, at: clock.linkNow())
             case .noted:
                 break
             }
