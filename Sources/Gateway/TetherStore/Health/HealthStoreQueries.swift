@@ -132,6 +132,29 @@ extension HealthStore {
         }
     }
 
+    /// The record keys of one epoch of a device's record stream up to `through` that the device should still hold,
+    /// as far as the gateway knows: every key it stored a sample under, except keys already found gone from the device
+    /// (a tombstone `vanished-from-device` under the key). A technician's deletion does not remove a key: the record is
+    /// still on the device (RecordTransfer rule 8, `VanishedRecordSearch`).
+    public func expectedRecordKeys(
+        peripheralUid: String, characteristics: [String], epoch: Int64, through: Int64
+    ) throws(StoreError) -> [Int64] {
+        guard !characteristics.isEmpty else { return [] }
+        return try database.read { db in
+            var arguments: StatementArguments = [peripheralUid, epoch, through]
+            arguments += StatementArguments(characteristics)
+            return try Int64.fetchAll(db, sql: """
+                SELECT s.recordSequence FROM healthSample s JOIN peripheral ON peripheral.id = s.peripheralId
+                LEFT JOIN healthDeletion d ON d.sampleId = s.id
+                WHERE peripheral.uid = ? AND s.epoch = ? AND s.recordSequence IS NOT NULL AND s.recordSequence <= ?
+                  AND s.characteristic IN (\(Array(repeating: "?", count: characteristics.count).joined(separator: ", ")))
+                GROUP BY s.recordSequence
+                HAVING COALESCE(SUM(d.reason = 'vanished-from-device'), 0) = 0
+                ORDER BY s.recordSequence
+                """, arguments: arguments)
+        }
+    }
+
     /// The uids of the undeleted samples stored under `recordKeys` in one epoch of a device's record stream (the
     /// record's and its companions'): what a record that vanished from the device takes with it (issue 14, the
     /// change lane; RecordTransfer rule 8).

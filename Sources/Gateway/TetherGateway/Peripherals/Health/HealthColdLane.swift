@@ -107,6 +107,15 @@ public actor HealthColdLane: HealthRecordSink {
         return RecordAcknowledgements(epoch: epoch, keys: keys, deletedThrough: done)
     }
 
+    public func expectedRecordKeys(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> [UInt16]? {
+        guard let uid = peripheralUid(context.address),
+            let keys = try? store.expectedRecordKeys(
+                peripheralUid: uid, characteristics: Self.characteristics(context), epoch: Int64(epoch), through: Int64(through))
+        else { return nil }
+        let narrowed = keys.compactMap(UInt16.init(exactly:))
+        return narrowed.count == keys.count ? narrowed : nil  // a record key is a uint16: anything else is not ours
+    }
+
     public func recordsVanished(_ keys: [UInt16], epoch: UInt32, of context: HealthRecordStreamContext) async -> Int? {
         guard let uid = peripheralUid(context.address),
             let samples = try? store.undeletedSampleUids(

@@ -172,7 +172,9 @@ struct RecordTransferDriver: Sendable {
             report = HealthRecordAudit(address: address, service: service, outcome: .intact, epoch: epoch)
         case .finding(.vanished(let keys)):
             if let tombstones = await records.recordsVanished(keys, epoch: epoch, of: context) {
-                report = HealthRecordAudit(address: address, service: service, outcome: .vanished, epoch: epoch, keys: keys, tombstones: tombstones)
+                report = HealthRecordAudit(
+                    address: address, service: service, outcome: tombstones > 0 ? .vanished : .alreadyDeleted, epoch: epoch, keys: keys,
+                    tombstones: tombstones)
             } else {
                 report = HealthRecordAudit(
                     address: address, service: service, outcome: .inconclusive, epoch: epoch, keys: keys, reason: "storing the tombstones failed")
@@ -241,8 +243,8 @@ struct RecordTransferDriver: Sendable {
                 deletionReported(HealthRecordDeletion(
                     address: context.address, service: context.service, declined: why, epoch: transfer.durableCursor.epoch))
             case .readRecordKeys(let epoch, let through):
-                let facts = await records.acknowledgements(of: context, epoch: epoch, through: through)
-                queue += transfer.recordKeysRead(facts.map { Array($0.keys.keys) }, at: clock.linkNow())
+                let keys = await records.expectedRecordKeys(of: context, epoch: epoch, through: through)
+                queue += transfer.recordKeysRead(keys, at: clock.linkNow())
             case .auditFinished(let epoch, let end):
                 await auditEnded(end, epoch: epoch)
             case .compareLatestRecord(let epoch, let key, let value):

@@ -1,0 +1,133 @@
+import BlueZSimulator
+import BlueZTestSupport
+import Foundation
+import HealthDeviceModel
+import HealthProfiles
+import Synchronization
+import Testing
+@testable import TetherGateway
+import TetherPrimitives
+import TetherStore
+import TetherTestSupport
+
+/// Records that vanish from a device (issue 14, the change lane; RecordTransfer rule 8, VanishedRecordSearch):
+/// tether-sim's glucose meter through a real gateway, with readings deleted on the meter (`health-delete-records`).
+/// A reading deleted from the middle of its memory is tombstoned `vanished-from-device` with everything stored under
+/// its key, once; readings gone from the bottom (a full memory, the gateway's own deletion) are not; a meter whose
+/// newest readings were deleted keeps its epoch and nothing is read twice; nothing with the policy off.
+@Suite("Records that vanish from a device: found by counting, tombstoned once")
+struct HealthVanishedRecordTests {
+    typealias Rig = HealthColdLaneTests.Rig
+    static let glucoseMeasurement = HealthColdLaneTests.glucoseMeasurement
+
+    func withRig(_ meter: HealthDeviceSettings, auditing addresses: [String], deleting: [String] = [], _ body: (Rig) async throws -> Void) async throws {
+        var simulator = GatewayHarness.configuration(devices: 1)
+        simulator.devices[0].health = meter
+        var gateway = GatewayHarness.gatewayConfiguration()
+        gateway.healthVanishedRecordAudit = HealthRecordDeletionPolicy(addresses: addresses)
+        gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: deleting)
+        let lane = Mutex<HealthHotLane?>(nil)
+        try await GatewayHarness.with(simulator: simulator, gateway: gateway, health: { storage in
+            let cold = HealthColdLane(database: storage.database, committer: storage.committer)
+            let made = HealthHotLane(database: storage.database, committer: storage.committer, coldLane: cold)
+            lane.withLock { $0 = made }
+            return made
+        }) { harness in
+            let hot = try #require(lane.withLock { $0 })
+            let rig = Rig(harness: harness, cold: hot.coldLane, store: HealthStore(database: harness.storage.database))
+            _ = try await harness.gateway.pair(address: rig.address, delegate: RejectingDelegate())
+            try await waitUntil("the first complete cold-lane procedure", seconds: 60) { !(await rig.completedLinks()).isEmpty }
+            try await body(rig)
+            #expect(await rig.cold.counters.storeFailures == 0)
+        }
+    }
+
+    static func audits(_ rig: Rig) -> [HealthRecordAudit] {
+        rig.harness.trace.all.compactMap { if case .healthRecordAudit(let report) = $0 { report } else { nil } }
+    }
+
+    /// Readings leave the meter without the gateway asking.
+    static func deleteOnMeter(_ keys: ClosedRange<UInt32>, _ rig: Rig) async throws {
+        try await rig.harness.simulated.inject(
+            "health-delete-records", ["device": rig.device, "sequence": .uint32(keys.lowerBound), "through": .uint32(keys.upperBound)])
+    }
+
+    /// Reconnects and waits for the new connection's audit report.
+    static func reconnectAndAudit(_ rig: Rig) async throws -> HealthRecordAudit {
+        let before = audits(rig).count
+        try await rig.reconnect()
+        try await waitUntil("the audit on the new connection", seconds: 30) { audits(rig).count > before }
+        return try #require(audits(rig).dropFirst(before).first)
+    }
+
+    /// (epoch, key) of every glucose record stored, deleted ones included, each once however many samples it has.
+    static func allRecords(_ rig: Rig) throws -> [HealthColdLaneTests.RecordKey] {
+        Set(try rig.store.samples(HealthSampleQuery(includeDeleted: true, limit: 100_000)).map(\.sample)
+            .filter { $0.characteristic == glucoseMeasurement }
+            .compactMap { sample in sample.recordSequence.map { HealthColdLaneTests.RecordKey(epoch: sample.epoch, key: $0) } }).sorted()
+    }
+
+    /// The uids of the samples stored under a record key (the measurement's and its context's).
+    static func samples(under key: Int64, _ rig: Rig) throws -> Set<String> {
+        Set(try rig.store.samples(HealthSampleQuery(includeDeleted: true, limit: 100_000)).filter { $0.sample.recordSequence == key }.map(\.uid))
+    }
+
+    @Test(.timeLimit(.minutes(4)))
+    func aReadingDeletedOnTheMeterIsTombstonedOnceAndTheBottomIsNot() async throws {
+        var meter = HealthDeviceSettings(kind: .glucose)
+        meter.storedRecords = 12
+        try await withRig(meter, auditing: [GatewayHarness.address(1).lowercased()]) { rig async throws in
+            try await waitUntil("the first audit", seconds: 30) { !Self.audits(rig).isEmpty }
+            #expect(Self.audits(rig).map(\.outcome) == [.intact], "\(Self.audits(rig))")
+
+            // Reading 5 deleted on the meter: found, and every sample under key 5 tombstoned, nothing else.
+            try await Self.deleteOnMeter(5...5, rig)
+            var report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .vanished && report.keys == [5], "\(report)")
+            let underFive = try Self.samples(under: 5, rig)
+            #expect(!underFive.isEmpty && report.tombstones == underFive.count)
+            let tombstones = try rig.store.deletions()
+            #expect(Set(tombstones.map(\.sampleUid)) == underFive)
+            #expect(tombstones.allSatisfy { $0.reason == .vanishedFromDevice && $0.requestedBy == "gateway" })
+
+            // Next connection: 5 is known gone, the rest intact: nothing more written.
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .intact, "\(report)")
+            #expect(try rig.store.deletions().count == underFive.count)
+
+            // The oldest three gone (a full memory drops its oldest): not vanished.
+            try await Self.deleteOnMeter(1...3, rig)
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .intact, "\(report)")
+            #expect(try rig.store.deletions().count == underFive.count)
+
+            // The two newest deleted: the meter's latest (10) is below the cursor (12), and its record 10 is the
+            // one stored: no new epoch, nothing read again, and 11 and 12 vanished above the lowest held (4).
+            try await Self.deleteOnMeter(11...12, rig)
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .vanished && report.keys == [11, 12], "\(report)")
+            #expect(try rig.cursor(Self.glucoseMeasurement)?.epoch == 0)
+            #expect(try Self.allRecords(rig) == HealthColdLaneTests.keys(1...12), "each reading once, in epoch 0")
+            // A reading taken now is numbered 13 and read once.
+            try await rig.measure(1)
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .intact, "\(report)")
+            #expect(try Self.allRecords(rig) == HealthColdLaneTests.keys(1...13))
+            #expect(await rig.cold.counters.duplicates == 0)
+        }
+    }
+
+    /// The policy off (the default), or naming another device: nothing is counted, nothing tombstoned.
+    @Test(.timeLimit(.minutes(3)), arguments: [[], ["C0:54:45:00:00:09"]])
+    func withoutThePolicyNothingIsLookedFor(_ addresses: [String]) async throws {
+        var meter = HealthDeviceSettings(kind: .glucose)
+        meter.storedRecords = 6
+        try await withRig(meter, auditing: addresses) { rig async throws in
+            try await Self.deleteOnMeter(3...3, rig)
+            try await rig.reconnect()
+            try await Task.sleep(for: .seconds(1))
+            #expect(Self.audits(rig).isEmpty)
+            #expect(try rig.store.deletions().isEmpty)
+        }
+    }
+}
