@@ -13,7 +13,8 @@
 #      server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
 #      uid and its reading), every record in the glucose meter's memory was read, a technician's deletion and
 #      correction (tether health delete|correct, made while the devices run) reached the server as tombstones and a
-#      replacement naming its original, and the gateway's daily
+#      replacement naming its original, the backend's deletion of a reading (tether-server health delete) reached the
+#      gateway under the server's tombstone, and the gateway's daily
 #      projections are fresh and agree with rollups computed from the server's samples. The exit status is 0 only if
 #      all of that held.
 # Every process it starts runs in its own process group and is stopped on exit, Ctrl-C or SIGTERM; a final check
@@ -126,6 +127,10 @@ echo "== a technician deletes one stored health reading and corrects another (te
 health_edit_ok=true
 health_edit=$("$python" "$helper" health-edit "$bin/tether") || health_edit_ok=false
 echo "  $health_edit"
+echo "== the backend deletes an uploaded reading (tether-server health delete); the gateway pulls it"
+backend_delete=$("$python" "$helper" backend-delete "$work/gateway.sqlite" "$work/server.sqlite" "$bin/tether" "$bin/tether-server") ||
+    health_edit_ok=false
+echo "  $backend_delete"
 
 echo
 echo "== stopping the devices, switching faults off, letting the devices deliver and sync drain"
@@ -187,7 +192,8 @@ printf '  %-48s %8s\n' "health samples stored by the gateway" "$(health_field st
     "deletions and corrections on the gateway" "$(health_field deletions_on_gateway)" \
     "of them missing on the server" "$(health_field deletions_missing_on_server)" \
     "deleted samples still live on the server" "$(health_field deleted_samples_live_on_server)" \
-    "corrections not naming their original" "$(health_field replacements_not_naming_original)"
+    "corrections not naming their original" "$(health_field replacements_not_naming_original)" \
+    "backend deletions / of them not applied by the gateway" "$(health_field backend_deletions_on_server) / $(health_field backend_deletions_missing_on_gateway)"
 # The demo's technician made one deletion and one correction: both must be there to be checked.
 read -r changes corrections < <(health_field deletions_on_gateway corrections_on_gateway 2>/dev/null || echo 0 0)
 ((${changes:-0} >= 2 && ${corrections:-0} >= 1)) || health_ok=false
@@ -198,7 +204,7 @@ printf '  %-48s %8s\n' "daily projections on the gateway" "$(projection_field pr
     "server days without a projection on the gateway" "$(projection_field server_days_without_projection)"
 if $drained && ((created > 0 && released == created && held == 0 && stored == created && distinct == created &&
     duplicates == 0 && lost == 0 && dead == 0)) && $health_ok; then
-    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once, with the technician's deletion and correction; the gateway's projections agree with the server's samples"
+    echo "demo: PASSED: every event the devices created and every health sample the gateway stored reached the server exactly once, with the technician's deletion and correction, and the backend's deletion reached the gateway; the gateway's projections agree with the server's samples"
     exit 0
 fi
 $drained || echo "demo: sync did not drain within 180 s; tetherd's log: $work/tetherd.log" >&2

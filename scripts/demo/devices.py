@@ -19,10 +19,17 @@
                                               received by then must be uploaded (a heart rate strap goes on notifying
                                               after the drain), and there may be none. Every tombstone the gateway
                                               holds (deletions, corrections) must be on the server, its sample
-                                              deleted there, and a correction's replacement must name the original
+                                              deleted there, and a correction's replacement must name the original;
+                                              every sample the backend deleted that the gateway holds must be deleted
+                                              there under the server's tombstone
   devices.py health-edit TETHER_BINARY       a technician's change lane through the CLI: deletes one stored glucose
                                               record and corrects one blood pressure reading by one unit in the last
                                               place (tether health delete|correct); prints what it did as JSON
+  devices.py backend-delete GATEWAY_DB SERVER_DB TETHER TETHER_SERVER
+                                              the backend's change lane: the operator deletes one uploaded glucose
+                                              reading on the server (tether-server health delete), a sync pulls it,
+                                              and the gateway must hold the server's tombstone (same uid, reason
+                                              backend) within a minute; prints what it did as JSON
   devices.py projections-verify GATEWAY_DB SERVER_DB
                                               the gateway's fresh projections agree with daily rollups computed here
                                               from the server's samples, and every server day has one; JSON, exit 1
@@ -235,7 +242,7 @@ def health_verify(gateway_database, server_database, glucose_records, tenant="de
             and figures["not_from_gateway"] == 0 and figures["key_mismatch"] == 0
             and figures["duplicate_readings_on_server"] == 0 and len(glucose_sequences) == glucose_records
             and figures["deletions_missing_on_server"] == 0 and figures["deleted_samples_live_on_server"] == 0
-            and figures["replacements_not_naming_original"] == 0)
+            and figures["replacements_not_naming_original"] == 0 and figures["backend_deletions_missing_on_gateway"] == 0)
     return 0 if good else 1
 
 
@@ -258,7 +265,57 @@ def change_lane_figures(gateway, server, tenant):
         "replacements_not_naming_original": sum(
             1 for _, sample, replacement in tombstones
             if replacement and server_samples.get(replacement, (None, None))[1] != sample),
+        # The backend's deletions (tether-server health delete) the gateway holds the sample of: applied there under
+        # the server's tombstone uid.
+        "backend_deletions_on_server": len(backend_deletions(server, tenant)),
+        "backend_deletions_missing_on_gateway": sum(
+            1 for uid, sample in backend_deletions(server, tenant)
+            if sample in gateway_uids(gateway) and (uid, sample, None) not in tombstones),
     }
+
+
+def backend_deletions(server, tenant):
+    return server.execute(
+        "SELECT uid, sample_uid FROM health_deletion WHERE tenant = ? AND requested_by = 'backend'", (tenant,)).fetchall()
+
+
+def gateway_uids(gateway):
+    return {row[0] for row in gateway.execute("SELECT uid FROM healthSample")}
+
+
+def backend_delete(gateway_database, server_database, tether, tether_server):
+    """The operator deletes the second-earliest uploaded glucose reading on the server; then syncs until the gateway
+    holds the server's tombstone for it. Exits 1 if the command fails or the gateway does not apply it in a minute."""
+    import subprocess
+
+    gateway = read_only(gateway_database)
+    rows = gateway.execute(
+        "SELECT uid FROM healthSample WHERE characteristic = ? AND uploadState = 'uploaded' AND deletedAt IS NULL "
+        "ORDER BY effectiveAt, uid LIMIT 2", (GLUCOSE_MEASUREMENT,)).fetchall()
+    if not rows:
+        print(json.dumps({"error": "no uploaded glucose reading yet"}))
+        return 1
+    sample = rows[-1][0]
+    result = subprocess.run(
+        [tether_server, "health", "delete", "--db", server_database, "--tenant", "demo", "--sample", sample,
+         "--note", "demo: the clinic withdrew this reading"], capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        print(json.dumps({"error": "tether-server health delete: exit %d: %s" % (result.returncode, result.stderr.strip())}))
+        return 1
+    tombstone = json.loads(result.stdout)
+    deadline = time.monotonic() + 60
+    applied = None
+    while time.monotonic() < deadline:
+        subprocess.run([tether, "sync"], capture_output=True, timeout=30)
+        applied = gateway.execute(
+            "SELECT d.uid, d.reason FROM healthDeletion d JOIN healthSample s ON s.id = d.sampleId WHERE s.uid = ?",
+            (sample,)).fetchone()
+        if applied:
+            break
+        time.sleep(1)
+    figures = {"sample": sample, "tombstone": tombstone["uid"], "on_gateway": list(applied) if applied else None}
+    print(json.dumps(figures))
+    return 0 if applied == (tombstone["uid"], "backend") else 1
 
 
 def health_edit(tether):
@@ -322,6 +379,8 @@ def main(arguments):
                              *(int(value) for value in arguments[5:6]))
     elif len(arguments) == 2 and arguments[0] == "health-edit":
         return health_edit(arguments[1])
+    elif len(arguments) == 5 and arguments[0] == "backend-delete":
+        return backend_delete(*arguments[1:5])
     elif len(arguments) == 3 and arguments[0] == "projections-verify":
         return projections_verify(arguments[1], arguments[2])
     elif len(arguments) >= 3 and arguments[0] == "field":

@@ -4,8 +4,9 @@
 // cursor (epoch, last, fence). Then each step is one op byte — low 3 bits the op, high 5 bits how far the manual
 // clock moves first — and its operands. Ops: a record with a fuzzer-chosen key; raw indication bytes; a well-formed
 // response (any op code, response code or count); a write failure with any ATT code; fire the armed timer (or a
-// stale one); a disconnect followed by a new connection from the committed cursor; a deletion with any permit;
-// start. The harness plays the gateway: it keeps the records of the request in flight and stores commits.
+// stale one); a disconnect followed by a new connection from the committed cursor; a deletion with any permit, a
+// count within any range (rule 9) or an answer to the latest-record comparison (rule 4: same, other, unknown, asked
+// or not); start. The harness plays the gateway: it keeps the records of the request in flight and stores commits.
 //
 // Traps (real bugs): any crash, and broken orders: a cursor that moves back or commits keys that did not arrive
 // in the request in flight, an (epoch, key) committed twice, commit keys not ascending, a write after the link
@@ -34,6 +35,8 @@ struct Harness {
     var timer: Timestamp?
     var linkUp = true
     var finishedThisProcedure = false
+    /// The client asked `.confirmLatest` and has no answer yet.
+    var confirming = false
 
     init(_ input: inout FuzzInput) {
         let setup = input.byte()
@@ -90,17 +93,40 @@ struct Harness {
             timer = nil
             buffer = []
             finishedThisProcedure = false
+            confirming = false
             client = RecordAccessClient(configuration: configuration, cursor: committed)
         case 6:
-            let permit = RecordDeletionPermit(epoch: committed.epoch &+ UInt32(input.byte() % 2), acknowledgedThrough: input.uint16())
-            do {
-                let orders = try client.deleteRecords(permit: permit, at: now)
-                finishedThisProcedure = false
-                check(permit.epoch == committed.epoch && committed.fence == nil, "a deletion outside the permit's epoch")
-                check(committed.last.map { permit.acknowledgedThrough <= $0 } ?? false, "a deletion beyond the cursor")
-                apply(orders)
-            } catch {
-                // Refused: fine, as long as nothing was ordered.
+            switch input.byte() % 3 {
+            case 0:
+                let permit = RecordDeletionPermit(epoch: committed.epoch &+ UInt32(input.byte() % 2), acknowledgedThrough: input.uint16())
+                do {
+                    let orders = try client.deleteRecords(permit: permit, at: now)
+                    finishedThisProcedure = false
+                    check(permit.epoch == committed.epoch && committed.fence == nil, "a deletion outside the permit's epoch")
+                    check(committed.last.map { permit.acknowledgedThrough <= $0 } ?? false, "a deletion beyond the cursor")
+                    apply(orders)
+                } catch {
+                    // Refused: fine, as long as nothing was ordered.
+                }
+            case 1:
+                let (a, b) = (input.uint16(), input.uint16())
+                let range = min(a, b)...max(a, b)
+                do {
+                    let orders = try client.countRecords(in: range, at: now)
+                    finishedThisProcedure = false
+                    check(configuration.keys == .sequenceNumber && committed.fence == nil, "a count in a fenced epoch or of time offsets")
+                    check(committed.last.map { range.upperBound <= $0 } ?? false, "a count beyond the cursor")
+                    apply(orders)
+                } catch {
+                    // Refused: fine.
+                }
+            default:
+                let answer: Bool? = [true, false, nil][input.choice(3)]
+                check(confirming || client.latestConfirmed(answer, at: now).isEmpty, "an unasked comparison changed something")
+                if confirming {
+                    confirming = false
+                    apply(client.latestConfirmed(answer, at: now))
+                }
             }
         default:
             apply(client.start(now: now))
@@ -135,6 +161,10 @@ struct Harness {
                 finishedThisProcedure = true
             case .noted:
                 break
+            case .confirmLatest(let key, let epoch):
+                check(configuration.keys == .sequenceNumber, "a comparison for time offsets")
+                check(epoch == committed.epoch && committed.last.map { key < $0 } ?? false, "a comparison not below the cursor: \(key) in \(committed)")
+                confirming = true
             }
         }
         check(client.cursor == committed, "client cursor \(client.cursor) is not the committed \(committed)")
