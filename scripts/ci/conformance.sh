@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Conformance: tether-server's answers validated against docs/specs/sync-api.yaml by schemathesis (pinned), against a
-# live server on loopback with the SQLite backend. Starts the server, seeds one device, runs every check, stops
+# live server on loopback with the SQLite backend. Starts the server, seeds one device and a health sample the
+# operator deleted (a healthSample change in the feed), runs every check, stops
 # the server; exits with schemathesis's status.
 #
 #   scripts/ci/conformance.sh                 # the default budget: 100 examples per operation
@@ -50,6 +51,18 @@ BASE="http://127.0.0.1:$PORT"
 # A device, so settings operations have something to find besides 404s.
 curl -fsS -X POST "$BASE/v1/commands" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"commands":[{"id":"01890a5d-ac96-774b-bcce-b302099a8057","entity_type":"device","entity_id":"TH-1","operation":"update","payload":{"serial":"TH-1","hardwareRevision":3,"firmwareVersion":"1.4.2","protocolVersion":1,"capabilities":3,"pairingState":"paired"}}]}' >/dev/null
+# The spec's example health sample, then the operator's deletion of it: the change feed then holds a healthSample
+# change (no serial, a backend tombstone) for schemathesis to check GET /v1/changes against.
+"$VENV/bin/python" - docs/specs/sync-api.yaml >"$WORK/samples.json" <<'PY'
+import json, sys, yaml
+spec = yaml.safe_load(open(sys.argv[1]))
+print(json.dumps(spec["paths"]["/v1/health/samples"]["post"]["requestBody"]["content"]["application/json"]["example"]))
+PY
+curl -fsS -X POST "$BASE/v1/health/samples" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d @"$WORK/samples.json" >/dev/null
+SAMPLE_UID=$("$VENV/bin/python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["samples"][0]["uid"])' "$WORK/samples.json")
+"$SERVER" health delete --db "$WORK/server.sqlite" --tenant conformance --sample "$SAMPLE_UID" --note "conformance: withdrawn" >/dev/null
+curl -fsS "$BASE/v1/changes" -H "Authorization: Bearer $TOKEN" | grep -q '"kind":"healthSample"' ||
+    { echo "conformance: the seeded healthSample change is not in the feed"; exit 1; }
 
 START=$(date +%s)
 status=0
