@@ -86,10 +86,19 @@ struct HealthColdLaneTests {
         _ settings: HealthDeviceSettings, faults: HealthStoreFaults = HealthStoreFaults(), waitForCompletion: Bool = true,
         _ body: (Rig) async throws -> Void
     ) async throws {
+        try await Self.withRig(settings, faults: faults, waitForCompletion: waitForCompletion, body)
+    }
+
+    /// One health device on a gateway configured as `gateway`, paired, its first cold-lane procedure complete (unless
+    /// told not to wait); then `body`, then the lanes' failure counters are checked.
+    static func withRig(
+        _ settings: HealthDeviceSettings, gateway: GatewayConfiguration = GatewayHarness.gatewayConfiguration(),
+        faults: HealthStoreFaults = HealthStoreFaults(), waitForCompletion: Bool = true, _ body: (Rig) async throws -> Void
+    ) async throws {
         var simulator = GatewayHarness.configuration(devices: 1)
         simulator.devices[0].health = settings
         let lane = Mutex<HealthHotLane?>(nil)
-        try await GatewayHarness.with(simulator: simulator, health: { storage in
+        try await GatewayHarness.with(simulator: simulator, gateway: gateway, health: { storage in
             let cold = HealthColdLane(database: storage.database, committer: storage.committer, faults: faults)
             let made = HealthHotLane(database: storage.database, committer: storage.committer, coldLane: cold)
             lane.withLock { $0 = made }

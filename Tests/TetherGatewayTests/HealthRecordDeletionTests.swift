@@ -23,24 +23,9 @@ struct HealthRecordDeletionTests {
     static let racp: UInt16 = 0x2A52
 
     func withRig(_ meter: HealthDeviceSettings, deleting addresses: [String], _ body: (Rig) async throws -> Void) async throws {
-        var simulator = GatewayHarness.configuration(devices: 1)
-        simulator.devices[0].health = meter
         var gateway = GatewayHarness.gatewayConfiguration()
         gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: addresses)
-        let lane = Mutex<HealthHotLane?>(nil)
-        try await GatewayHarness.with(simulator: simulator, gateway: gateway, health: { storage in
-            let cold = HealthColdLane(database: storage.database, committer: storage.committer)
-            let made = HealthHotLane(database: storage.database, committer: storage.committer, coldLane: cold)
-            lane.withLock { $0 = made }
-            return made
-        }) { harness in
-            let hot = try #require(lane.withLock { $0 })
-            let rig = Rig(harness: harness, cold: hot.coldLane, store: HealthStore(database: harness.storage.database))
-            _ = try await harness.gateway.pair(address: rig.address, delegate: RejectingDelegate())
-            try await waitUntil("the first complete cold-lane procedure", seconds: 60) { !(await rig.completedLinks()).isEmpty }
-            try await body(rig)
-            #expect(await rig.cold.counters.storeFailures == 0)
-        }
+        try await HealthColdLaneTests.withRig(meter, gateway: gateway, body)
     }
 
     /// The simulated meter's memory: the keys it holds.

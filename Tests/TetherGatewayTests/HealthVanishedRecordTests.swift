@@ -20,26 +20,10 @@ struct HealthVanishedRecordTests {
     typealias Rig = HealthColdLaneTests.Rig
     static let glucoseMeasurement = HealthColdLaneTests.glucoseMeasurement
 
-    func withRig(_ meter: HealthDeviceSettings, auditing addresses: [String], deleting: [String] = [], _ body: (Rig) async throws -> Void) async throws {
-        var simulator = GatewayHarness.configuration(devices: 1)
-        simulator.devices[0].health = meter
+    func withRig(_ meter: HealthDeviceSettings, auditing addresses: [String], _ body: (Rig) async throws -> Void) async throws {
         var gateway = GatewayHarness.gatewayConfiguration()
         gateway.healthVanishedRecordAudit = HealthRecordDeletionPolicy(addresses: addresses)
-        gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: deleting)
-        let lane = Mutex<HealthHotLane?>(nil)
-        try await GatewayHarness.with(simulator: simulator, gateway: gateway, health: { storage in
-            let cold = HealthColdLane(database: storage.database, committer: storage.committer)
-            let made = HealthHotLane(database: storage.database, committer: storage.committer, coldLane: cold)
-            lane.withLock { $0 = made }
-            return made
-        }) { harness in
-            let hot = try #require(lane.withLock { $0 })
-            let rig = Rig(harness: harness, cold: hot.coldLane, store: HealthStore(database: harness.storage.database))
-            _ = try await harness.gateway.pair(address: rig.address, delegate: RejectingDelegate())
-            try await waitUntil("the first complete cold-lane procedure", seconds: 60) { !(await rig.completedLinks()).isEmpty }
-            try await body(rig)
-            #expect(await rig.cold.counters.storeFailures == 0)
-        }
+        try await HealthColdLaneTests.withRig(meter, gateway: gateway, body)
     }
 
     static func audits(_ rig: Rig) -> [HealthRecordAudit] {
