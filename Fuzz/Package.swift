@@ -71,6 +71,9 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "HealthProfiles", package: "Tether"), .product(name: "TetherPrimitives", package: "Tether")]
         ),
 
+        // The change feed's pages as a gateway reads them: decoding, each change's rules and the page checksum's lines.
+        .executableTarget(name: "ChangePageFuzzer", dependencies: [.product(name: "SyncContract", package: "Tether")]),
+
         // The CBOR decoder (limits, indefinite lengths, streaming prefix) and its preferred-serialization round trip.
         .executableTarget(name: "CBORFuzzer", dependencies: ["FuzzSupport", .product(name: "CBOR", package: "Tether")]),
 

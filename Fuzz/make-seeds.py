@@ -354,9 +354,28 @@ def projection_seeds():
     yield "day-alone", b"1970-01-01"
 
 
+def changes_seeds():
+    # Change pages as docs/specs/sync-api.yaml's `ChangePage` describes them: each kind, strings that need escaping,
+    # a health sample the backend deleted (no serial), and an empty page.
+    empty = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    page = '{"changes":[%s],"next_cursor":"c1.7","has_more":false,"count":%d,"checksum":"%s"}'
+    device = ('{"kind":"device","operation":"upsert","serial":"TH-1","version":2,"device":{"serial":"TH-1","hardwareRevision":3,'
+              '"protocolVersion":1,"capabilities":5,"pairingState":"paired"}}')
+    settings = ('{"kind":"deviceSettings","operation":"upsert","serial":"TH-1","version":4,'
+                '"settings":{"desired":{"sensitivity":7,"sleepTimeoutSeconds":300},"changed_by":"backend"}}')
+    deleted = '{"kind":"device","operation":"delete","serial":"a\\tb\\\\c\\n","version":9}'
+    health = ('{"kind":"healthSample","operation":"delete","version":1,"health_deletion":{"uid":"01890a5d-ac96-774b-bcce-b302099a8201",'
+              '"sample_uid":"01890a5d-ac96-774b-bcce-b302099a8101","reason":"backend","requested_by":"backend",'
+              '"note":"withdrawn\\nby the clinic","requested_at":1793700000000000000,"sample_dedup_key":"bls/periph-1/7/150021/0"}}')
+    for name, changes in [("device", [device]), ("settings", [settings]), ("delete-escapes", [deleted]), ("health-sample", [health]),
+                          ("mixed", [device, settings, health, deleted])]:
+        yield name, (page % (",".join(changes), len(changes), empty)).encode()
+    yield "empty", (page % ("", 0, empty)).encode()
+
+
 KINDS = {"frame": frame_seeds, "session": session_seeds, "dbus": dbus_seeds, "transcript": transcript_seeds,
          "config": config_seeds, "health": health_seeds, "racp": racp_seeds, "cbor": cbor_seeds, "smp": smp_seeds,
-         "smpdevice": smpdevice_seeds, "projection": projection_seeds}
+         "smpdevice": smpdevice_seeds, "projection": projection_seeds, "changes": changes_seeds}
 # `make-seeds.py transcript config` rewrites only those kinds (the dbus seeds need python3-gi).
 for name in sys.argv[1:] or KINDS:
     seeds = KINDS[name]()

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 seconds="${FUZZ_SECONDS:-30}"
-fuzzers="${FUZZERS:-LinkFrameFuzzer LinkSessionFuzzer DBusWireFuzzer TranscriptFuzzer ConfigurationFuzzer HealthCharacteristicFuzzer RecordAccessFuzzer CBORFuzzer SMPFuzzer MCUbootImageFuzzer SMPDeviceFuzzer HealthProjectionRequestFuzzer UserControlPointFuzzer}"
+fuzzers="${FUZZERS:-LinkFrameFuzzer LinkSessionFuzzer DBusWireFuzzer TranscriptFuzzer ConfigurationFuzzer HealthCharacteristicFuzzer RecordAccessFuzzer CBORFuzzer SMPFuzzer MCUbootImageFuzzer SMPDeviceFuzzer HealthProjectionRequestFuzzer UserControlPointFuzzer ChangePageFuzzer}"
 
 # --sanitize=fuzzer links libFuzzer's main; without it an executable fuzzes nothing. But SwiftPM passes the two
 # sanitizers to the compiler as separate -sanitize= flags and the Swift driver keeps only the last one, so every
@@ -39,6 +39,7 @@ for fuzzer in $fuzzers; do
         MCUbootImageFuzzer) kind=mcuboot ;;
         SMPDeviceFuzzer) kind=smpdevice ;;
         HealthProjectionRequestFuzzer) kind=projection ;;
+        ChangePageFuzzer) kind=changes ;;
         UserControlPointFuzzer) kind=uds ;;
         *) echo "unknown fuzzer $fuzzer" >&2; exit 2 ;;
     esac
