@@ -33,3 +33,29 @@ struct HealthRecordDeletionLogTests {
         ], "\(lines.all)")
     }
 }
+
+/// tetherd's log of the look for vanished records (`[health] audit_vanished_records`): records tombstoned are a
+/// notice (readings deleted on the backend), an inconclusive look is info, intact, skipped and already deleted debug.
+struct HealthRecordAuditLogTests {
+    static let address = HealthRecordDeletionLogTests.address
+
+    @Test func eachOutcomeAtItsLevel() {
+        let (logger, lines) = DaemonLogHandlerTests().logger(journald: false, level: .debug)
+        for report in [
+            HealthRecordAudit(address: Self.address, service: "glucose", outcome: .vanished, epoch: 0, keys: [5, 9], tombstones: 4),
+            HealthRecordAudit(address: Self.address, service: "glucose", outcome: .inconclusive, epoch: 1, reason: "budgetExhausted(requests: 64)"),
+            HealthRecordAudit(address: Self.address, service: "glucose", outcome: .intact, epoch: 0),
+            HealthRecordAudit(address: Self.address, service: "glucose", outcome: .alreadyDeleted, epoch: 0, keys: [7]),
+        ] {
+            TetherDaemon.logHealthRecordAudit(.healthRecordAudit(report), to: logger)
+        }
+        TetherDaemon.logHealthRecordAudit(.wrote(address: Self.address, [0x54]), to: logger)
+        let address = Self.address
+        #expect(lines.all == [
+            "NOTICE tetherd.test: records vanished from the device; their samples are deleted address=\(address) epoch=0 records=5,9 service=glucose tombstones=4\n",
+            "INFO tetherd.test: could not tell whether records vanished from the device address=\(address) epoch=1 reason=budgetExhausted(requests: 64) service=glucose\n",
+            "DEBUG tetherd.test: no records vanished from the device address=\(address) epoch=0 service=glucose\n",
+            "DEBUG tetherd.test: records vanished from the device whose samples were deleted already address=\(address) epoch=0 records=7 service=glucose tombstones=0\n",
+        ], "\(lines.all)")
+    }
+}
