@@ -155,6 +155,31 @@ import TetherPrimitives
         #expect(transfer.procedures == 2)
     }
 
+    /// A meter that answers an empty range with No Records Found instead of a count of 0: the same as 0.
+    @Test func noRecordsFoundIsACountOfZero() {
+        var (transfer, _) = transferred(3)
+        #expect(writes(transfer.recordKeysRead(Array(1...3), at: at(102))) == [[4, 4, 1, 1, 0, 3, 0]])
+        #expect(writes(transfer.indicationReceived(bytes: Self.number(2), at: at(103))) == [[4, 4, 1, 1, 0, 2, 0]])
+        #expect(writes(transfer.indicationReceived(bytes: Self.number(2), at: at(104))) == [[4, 4, 1, 3, 0, 3, 0]])
+        let ended = transfer.indicationReceived(bytes: [6, 0, 4, 6], at: at(105))
+        #expect(audits(ended) == [.finding(.vanished([3]))])
+    }
+
+    /// A record arriving while the latest record is being compared (client rule 4) is taken by a catch-up once the
+    /// procedure ends, not left for the next connection.
+    @Test func aRecordDuringTheComparisonIsTakenAfterIt() {
+        var transfer = Transfer(configuration: RecordAccessConfiguration(asksForCountFirst: false), cursor: RecordCursor(epoch: 0, last: 40))
+        #expect(writes(transfer.start(now: t0)) == [[1, 3, 1, 41, 0]])
+        #expect(writes(transfer.indicationReceived(bytes: [6, 0, 1, 6], at: at(1))) == [[1, 6]])
+        _ = transfer.received("m38", as: .records(keys: [38]), at: at(2))
+        let comparing = transfer.indicationReceived(bytes: Self.reportSuccess, at: at(3))
+        #expect(comparing.contains { if case .compareLatestRecord(0, 38, "m38") = $0 { true } else { false } })
+        #expect(writes(transfer.received("m41 live", as: .records(keys: [41]), at: at(4))).isEmpty)
+        let ended = transfer.latestCompared(true, at: at(5))
+        #expect(finishes(ended) == [.complete(cursor: RecordCursor(epoch: 0, last: 40), counted: nil)])
+        #expect(writes(ended) == [[1, 3, 1, 41, 0]], "the catch-up from the cursor")
+    }
+
     @Test func unreadableKeysFindNothing() {
         var (transfer, _) = transferred(3)
         let orders = transfer.recordKeysRead(nil, at: at(102))

@@ -45,7 +45,7 @@ struct HealthRecordAuditLogTests {
             HealthRecordAudit(address: Self.address, service: "glucose", outcome: .vanished, epoch: 0, keys: [5, 9], tombstones: 4),
             HealthRecordAudit(address: Self.address, service: "glucose", outcome: .inconclusive, epoch: 1, reason: "budgetExhausted(requests: 64)"),
             HealthRecordAudit(address: Self.address, service: "glucose", outcome: .intact, epoch: 0),
-            HealthRecordAudit(address: Self.address, service: "glucose", outcome: .alreadyDeleted, epoch: 0, keys: [7]),
+            HealthRecordAudit(address: Self.address, service: "glucose", outcome: .nothingToDelete, epoch: 0, keys: [7]),
         ] {
             TetherDaemon.logHealthRecordAudit(.healthRecordAudit(report), to: logger)
         }
@@ -55,7 +55,7 @@ struct HealthRecordAuditLogTests {
             "NOTICE tetherd.test: records vanished from the device; their samples are deleted address=\(address) epoch=0 records=5,9 service=glucose tombstones=4\n",
             "INFO tetherd.test: could not tell whether records vanished from the device address=\(address) epoch=1 reason=budgetExhausted(requests: 64) service=glucose\n",
             "DEBUG tetherd.test: no records vanished from the device address=\(address) epoch=0 service=glucose\n",
-            "DEBUG tetherd.test: records vanished from the device whose samples were deleted already address=\(address) epoch=0 records=7 service=glucose tombstones=0\n",
+            "DEBUG tetherd.test: records gone from the device with no sample left to delete address=\(address) epoch=0 records=7 service=glucose tombstones=0\n",
         ], "\(lines.all)")
     }
 }

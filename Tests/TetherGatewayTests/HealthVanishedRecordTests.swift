@@ -101,6 +101,48 @@ struct HealthVanishedRecordTests {
         }
     }
 
+    /// A meter's failed test is a record with no value (GLS: the concentration is optional): the gateway takes it
+    /// and stores no sample. It stays expected, so a reading deleted beside it is still found; and as the meter's
+    /// latest record once its newest reading is deleted, it decides nothing (nothing stored to compare it with: no
+    /// new epoch, nothing read twice) until a new reading comes.
+    @Test(.timeLimit(.minutes(4)))
+    func aFailedTestIsExpectedAndDecidesNothing() async throws {
+        var meter = HealthDeviceSettings(kind: .glucose)
+        meter.storedRecords = 6
+        try await withRig(meter, auditing: [GatewayHarness.address(1)]) { rig async throws in
+            try await waitUntil("the first audit", seconds: 30) { !Self.audits(rig).isEmpty }
+            try await rig.harness.simulated.inject("health-error-records", ["device": rig.device, "count": .uint32(1)])
+            try await rig.measure(2)  // 7 fails, 8 reads
+            var report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .intact, "\(report)")
+            #expect(try rig.cursor(Self.glucoseMeasurement)?.position == 8)
+            #expect(try Self.samples(under: 7, rig).isEmpty, "the failed test stored no sample")
+
+            try await Self.deleteOnMeter(5...5, rig)
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .vanished && report.keys == [5], "\(report)")
+
+            // The newest reading (8) deleted: the meter's latest is now the failed test, which the store has nothing
+            // for: undecided, interrupted; no new epoch.
+            try await Self.deleteOnMeter(8...8, rig)
+            let endings = await rig.endings().count
+            try await rig.harness.simulated.inject("disconnect", ["device": rig.device])
+            try await waitUntil("the procedure undecided on the latest record", seconds: 60) {
+                await rig.endings().dropFirst(endings).contains { $0 == .finished(.interrupted(.latestUnconfirmed, cursor: RecordCursor(epoch: 0, last: 8))) }
+            }
+            #expect(try rig.cursor(Self.glucoseMeasurement)?.epoch == 0)
+            #expect(try Self.allRecords(rig) == HealthColdLaneTests.keys(1...6) + HealthColdLaneTests.keys(8...8))
+
+            // A new reading (9) is read from the cursor; the procedure completes and the audit finds 8 gone.
+            try await rig.measure(1)
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .vanished && report.keys == [8], "\(report)")
+            #expect(try Self.allRecords(rig) == HealthColdLaneTests.keys(1...6) + HealthColdLaneTests.keys(8...9))
+            #expect(try rig.cursor(Self.glucoseMeasurement)?.epoch == 0)
+            #expect(await rig.cold.counters.duplicates == 0)
+        }
+    }
+
     /// The policy off (the default), or naming another device: nothing is counted, nothing tombstoned.
     @Test(.timeLimit(.minutes(3)), arguments: [[], ["C0:54:45:00:00:09"]])
     func withoutThePolicyNothingIsLookedFor(_ addresses: [String]) async throws {

@@ -62,6 +62,39 @@ struct HealthBackendDeletionSyncTests {
         }
     }
 
+    /// A technician corrects a reading on the gateway while the backend deletes it, before the pull: the correction's
+    /// replacement is the reading now, and the backend's deletion goes on to it, here and then on the server.
+    @Test("a correction made before the pull does not keep the reading the backend deleted alive")
+    func correctedBeforeThePull() async throws {
+        try await withSync { setup in
+            let health = try HealthGateway(database: setup.gateway.database)
+            let uids = try health.ingest(1...2)
+            let engine = try setup.engine()
+            #expect(await engine.sync(trigger: .manual).health.samples.applied == 2)
+            let asked = HealthDeletionUpload(
+                uid: UUID().uuidString.lowercased(), sampleUid: uids[0], reason: "backend", requestedBy: "backend", replacementSampleUid: nil,
+                note: nil, requestedAt: setup.clock.read().nanoseconds)
+            guard case .deleted = try await setup.server.store.deleteHealthSample(tenant: setup.tenant, tombstone: asked, storedAt: 1) else {
+                Issue.record("the operator's deletion was not stored"); return
+            }
+            let corrected = try health.apply(.corrected(
+                sampleUid: uids[0], replacement: HealthGateway.sample(sequence: 1, lane: .change, milligramsPerDecilitre: 104), by: .technician, note: nil))
+            let replacement = try #require(corrected.replacementUid)
+
+            let pulled = await engine.sync(trigger: .manual)
+            #expect(pulled.succeeded && pulled.pull.applied == 1, "\(pulled)")
+            #expect(try health.store.sample(uid: replacement)?.deletedAt == asked.requestedAt, "the replacement is deleted at the backend's time")
+            let tombstone = try #require(try health.store.deletion(ofSampleUid: replacement))
+            #expect(tombstone.reason == .backend && tombstone.uid != asked.uid)
+            #expect(try health.store.deletion(ofSampleUid: uids[0])?.reason == .correction, "the original keeps its correction")
+
+            _ = await engine.sync(trigger: .manual)
+            let onServer = try await setup.serverSamples()
+            #expect(onServer.first { $0.sample.uid == replacement }?.deletedAt != nil, "the replacement is deleted on the server too")
+            #expect(onServer.first { $0.sample.uid == uids[1] }?.deletedAt == nil)
+        }
+    }
+
     /// A gateway that lost its database read the meter again: its copy of the reading has another uid, which the
     /// server never stored (it answered `duplicate`), so the change finds it by the reading's dedup key.
     @Test("a gateway holding the reading under another uid deletes its copy, with a tombstone of its own the server answers duplicate")

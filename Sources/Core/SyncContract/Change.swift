@@ -102,7 +102,7 @@ public struct Change: Codable, Hashable, Sendable {
         guard tombstone.replacementSampleUid == nil else { return "a deletion by the backend has no replacement sample" }
         if let note = tombstone.note, note.isEmpty || note.unicodeScalars.count > 1000 { return "health_deletion.note is 1 to 1000 characters" }
         guard tombstone.requestedAt > 0 else { return "health_deletion.requested_at is nanoseconds since the Unix epoch" }
-        if let key = tombstone.sampleDedupKey, key.isEmpty { return "health_deletion.sample_dedup_key is empty" }
+        if let key = tombstone.sampleDedupKey, key.isEmpty || key.unicodeScalars.count > 512 { return "health_deletion.sample_dedup_key is 1 to 512 characters" }
         return nil
     }
 

@@ -22,7 +22,9 @@ import TetherSettings
 /// - health sample delete (issue 14, the change lane): a sample this gateway holds (by uid, or by dedup key when the
 ///   server holds the reading under another uid) and has not deleted gets the backend's tombstone, under the
 ///   backend's uid and time (`HealthChange.deletedByBackend`); the health upload sends it back and hears
-///   `duplicate`. A sample deleted here already keeps its own tombstone, and one this gateway never stored (another
+///   `duplicate`. A sample deleted here already keeps its own tombstone; when that deletion was a correction made
+///   before the pull, the backend's deletion goes on to the replacement (the latest version of the reading): the
+///   reading the backend withdrew does not live on as its correction. A sample this gateway never stored (another
 ///   gateway's) is nothing to do.
 public struct ChangeApplier: Sendable {
     public let registry: DeviceRegistry
@@ -90,7 +92,7 @@ public struct ChangeApplier: Sendable {
 
     private func applyHealthDeletion(_ change: Change, at now: Timestamp, using random: inout some RandomNumberGenerator) throws(StoreError) -> Bool {
         guard let tombstone = change.healthDeletion, change.operation == .delete else { return false }
-        guard let sample = try heldSample(tombstone), sample.deletedAt == nil else { return false }
+        guard let sample = try latestVersion(tombstone), sample.deletedAt == nil else { return false }
         // The backend's uid only for the same sample uid: the server compares a tombstone stored under a uid field by field.
         let deletion = HealthChange.deletedByBackend(
             sampleUid: sample.uid, tombstoneUid: sample.uid == tombstone.sampleUid ? tombstone.uid : nil, note: tombstone.note,
@@ -104,6 +106,20 @@ public struct ChangeApplier: Sendable {
         return true
     }
 
+    /// The live version of the reading a backend tombstone names: the sample itself, or, when a correction here
+    /// replaced it, the replacement (in turn). The last version found when the chain ends in a plain deletion.
+    private func latestVersion(_ tombstone: HealthDeletionUpload) throws(StoreError) -> HealthSampleRecord? {
+        guard var sample = try heldSample(tombstone) else { return nil }
+        // A sample is corrected once and each replacement at most once: the chain ends; the bound is a guard.
+        for _ in 0..<1_000 where sample.deletedAt != nil {
+            guard let next = try health.deletion(ofSampleUid: sample.uid)?.replacementSampleUid,
+                let replacement = try health.sample(uid: next)
+            else { return sample }
+            sample = replacement
+        }
+        return sample
+    }
+
     /// The sample a backend tombstone names, as this gateway holds it: by uid, else by the reading's dedup key.
     private func heldSample(_ tombstone: HealthDeletionUpload) throws(StoreError) -> HealthSampleRecord? {
         if let sample = try health.sample(uid: tombstone.sampleUid) { return sample }
@@ -114,7 +130,7 @@ public struct ChangeApplier: Sendable {
     /// The store half of the integrity gate: after `apply`, the store must hold what the change said.
     public func verify(_ change: Change) throws(StoreError) -> GateViolation? {
         if change.kind == .healthSample {
-            guard let tombstone = change.healthDeletion, let sample = try heldSample(tombstone) else { return nil }
+            guard let tombstone = change.healthDeletion, let sample = try latestVersion(tombstone) else { return nil }
             return sample.deletedAt == nil ? GateViolation(.notApplied, "health sample \(sample.uid) was deleted by the backend but is not deleted here") : nil
         }
         guard let serial = change.serial else { return GateViolation(.malformedChange, "a \(change.kind.rawValue) change without a serial") }

@@ -208,6 +208,8 @@ extension SimulatedDevice {
                 throw BlueZError.invalidArguments
             }
             health!.injectSpecialValues(special, count: count)
+        case "error-records":
+            health!.injectErrorRecords(count: count)
         case "clock-not-set":
             health!.loseClock(at: WallClock.now())
         case "sequence-reset":

@@ -31,10 +31,11 @@ import TetherPrimitives
 ///    taking the second for the first would store every record again in a new epoch. So for sequence numbers the
 ///    client orders `.confirmLatest`: the driver compares the device's record h with the one the gateway stored
 ///    under h in this epoch and answers `latestConfirmed`. The same record: the newest records went, nothing is
-///    new, the cursor stays (the device's next record is numbered after it). Another record, or none stored under
-///    h: a new epoch begins (epoch + 1, nothing committed, fence = the old cursor), and records are taken from the
-///    start. No answer (the store could not be read): nothing is decided on this connection. A CGM's time offsets
-///    begin a new epoch at once: a new session is the normal case there.
+///    new, the cursor stays (the device's next record is numbered after it). Another record: a new epoch begins
+///    (epoch + 1, nothing committed, fence = the old cursor), and records are taken from the start. No answer (the
+///    store could not be read, or holds nothing under h to compare with): nothing is decided on this connection; a
+///    later one decides once the device's latest is a record the store holds. A CGM's time offsets begin a new
+///    epoch at once: a new session is the normal case there.
 ///    The device's keys are unique, so its records keyed above h are the earlier epoch's, still stored and already
 ///    committed: in a fenced epoch, records above the device's latest are dropped, and every connection begins
 ///    with the probe. The fence lifts when the device's latest reaches it.
@@ -49,7 +50,8 @@ import TetherPrimitives
 ///    deletion policy grants, for committed records of the current epoch.
 /// 9. Counting the device's records within a range of sequence numbers is its own procedure too, started only by
 ///    `countRecords(in:at:)`, for committed keys of the current, unfenced epoch (`VanishedRecordSearch` asks). It
-///    ends `.counted`; busy and not-completed answers are retried as in rule 5, anything else refuses it.
+///    ends `.counted` (No Records Found, which some meters answer for an empty range, is a count of 0); busy and
+///    not-completed answers are retried as in rule 5, anything else refuses it.
 public struct RecordAccessClient: Sendable {
     public let configuration: RecordAccessConfiguration
     /// The cursor of the last commit ordered (or the one the client was created with).
@@ -307,8 +309,10 @@ public struct RecordAccessClient: Sendable {
             return probeEnded(request, code: code, now: now)
         case (.countRange(let range), .numberOfStoredRecords(let count)):
             return finish(.counted(range, count: count, cursor: cursor))
-        case (.countRange, .responseCode(.reportNumberOfStoredRecords, let code)):
+        case (.countRange(let range), .responseCode(.reportNumberOfStoredRecords, let code)):
             switch code {
+            // Some meters answer an empty range with No Records Found rather than a count of 0.
+            case .noRecordsFound: return finish(.counted(range, count: 0, cursor: cursor))
             case .serverBusy: return retry(request.step, because: .serverBusy, now: now)
             case .procedureNotCompleted: return retry(request.step, because: .procedureNotCompleted, now: now)
             default: return finish(.refused(.unsupported(.reportNumberOfStoredRecords, code), cursor: cursor))

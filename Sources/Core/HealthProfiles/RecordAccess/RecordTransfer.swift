@@ -373,6 +373,9 @@ public struct RecordTransfer<Value: Sendable>: Sendable {
                 if case .complete = outcome, auditsVanishedRecords, audit == .idle { audit = .wanted }
                 converted = .finished(outcome)
             case .noted(let note):
+                // A record the client could not take (it came during a count, or while the latest record is being
+                // compared): rule 4's catch-up takes it after a complete procedure, as one arriving between them.
+                if case .recordOutsideProcedure = note { catchUpWanted = true }
                 converted = .noted(note)
             case .confirmLatest(let key, let epoch):
                 guard let value = answer[key] else {

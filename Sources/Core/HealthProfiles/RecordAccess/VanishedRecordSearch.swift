@@ -6,10 +6,14 @@
 /// Rules:
 /// 1. The gateway's keys of the epoch (every record key it stored a sample under, up to the committed cursor) are
 ///    the expected ones. The first count asks for the range they span; a range whose count equals the keys the
-///    gateway holds in it is whole, a count of 0 means all of them went, and anything between splits the range at
-///    its middle key and counts both halves. A device that holds more records in a range than the gateway knows of
-///    there contradicts the transfer (every key in it was taken or passed as absent): the search stops and finds
-///    nothing, rather than guessing.
+///    gateway holds in it is whole, a count of 0 means all of them went, and anything else splits the range at its
+///    middle key and counts both halves. A device may hold records the gateway has no key for between its keys (a
+///    meter's error record that carried no value was taken but stored no sample): a range holding more than the
+///    gateway expects is split too, and since its halves are bounded by expected keys, a range of one key never
+///    holds such a record. So a key is named vanished only when the range of that key alone counted 0. What such
+///    records can hide is a vanished record in the same range (a whole-looking count): a finding missed, never one
+///    made up. One key counted more than once contradicts the device's unique keys: the search stops, finding
+///    nothing.
 /// 2. At most `requestBudget` counts. A search that needs more stops and finds nothing: k vanished records among n
 ///    cost about 2·k·log2(n) counts, so the default budget of 64 covers a few deletions in a meter's memory, and a
 ///    wholesale change is not a case for tombstones.
@@ -23,7 +27,7 @@ public struct VanishedRecordSearch: Hashable, Sendable {
         /// The keys that vanished (rule 3), ascending; empty when every record the gateway took is still there or
         /// went from the bottom.
         case vanished([UInt16])
-        /// Rule 1: the device counted more records in `range` than the gateway holds there.
+        /// Rule 1: the device counted more than one record under the one key `range` names.
         case contradicted(range: ClosedRange<UInt16>, expected: Int, counted: UInt32)
         /// Rule 2.
         case budgetExhausted(requests: Int)
@@ -70,12 +74,15 @@ public struct VanishedRecordSearch: Hashable, Sendable {
         guard finding == nil, let range = asking else { return }
         asking = nil
         let expected = range.count
-        if Int(count) > expected {
-            finding = .contradicted(range: keys[range.lowerBound]...keys[range.upperBound], expected: expected, counted: count)
-        } else if count == 0 {
+        if count == 0 {
             missing += Array(range)
-        } else if Int(count) < expected {
-            // A range whose count is neither 0 nor all has at least two keys: split it at its middle key.
+        } else if Int(count) == expected {
+            return  // whole (rule 1)
+        } else if range.count == 1 {
+            // One key, more than one record: the device's keys are not unique.
+            finding = .contradicted(range: keys[range.lowerBound]...keys[range.upperBound], expected: expected, counted: count)
+        } else {
+            // Fewer than expected, or more (records the gateway has no key for): split at the middle key.
             let middle = range.lowerBound + (range.count - 1) / 2
             pending.append((middle + 1)...range.upperBound)
             pending.append(range.lowerBound...middle)

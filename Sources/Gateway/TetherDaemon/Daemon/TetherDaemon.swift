@@ -282,7 +282,7 @@ extension TetherDaemon {
         case .vanished: logger.notice("records vanished from the device; their samples are deleted", metadata: metadata)
         case .inconclusive: logger.info("could not tell whether records vanished from the device", metadata: metadata)
         case .intact, .skipped: logger.debug("no records vanished from the device", metadata: metadata)
-        case .alreadyDeleted: logger.debug("records vanished from the device whose samples were deleted already", metadata: metadata)
+        case .nothingToDelete: logger.debug("records gone from the device with no sample left to delete", metadata: metadata)
         }
     }
 

@@ -132,26 +132,28 @@ extension HealthStore {
         }
     }
 
-    /// The record keys of one epoch of a device's record stream up to `through` that the device should still hold,
-    /// as far as the gateway knows: every key it stored a sample under, except keys already found gone from the device
-    /// (a tombstone `vanished-from-device` under the key). A technician's deletion does not remove a key: the record is
-    /// still on the device (RecordTransfer rule 8, `VanishedRecordSearch`).
-    public func expectedRecordKeys(
+    /// What the store knows of one epoch of a device's record stream up to `through`, for the look for vanished
+    /// records (RecordTransfer rule 8): the lowest record key it stored a sample under, and the keys already found
+    /// gone from the device (a `vanished-from-device` tombstone under the key and no undeleted sample left there).
+    public func recordKeyFacts(
         peripheralUid: String, characteristics: [String], epoch: Int64, through: Int64
-    ) throws(StoreError) -> [Int64] {
-        guard !characteristics.isEmpty else { return [] }
+    ) throws(StoreError) -> (lowest: Int64?, gone: Set<Int64>) {
+        guard !characteristics.isEmpty else { return (nil, []) }
         return try database.read { db in
             var arguments: StatementArguments = [peripheralUid, epoch, through]
             arguments += StatementArguments(characteristics)
-            return try Int64.fetchAll(db, sql: """
-                SELECT s.recordSequence FROM healthSample s JOIN peripheral ON peripheral.id = s.peripheralId
-                LEFT JOIN healthDeletion d ON d.sampleId = s.id
+            let filter = """
+                FROM healthSample s JOIN peripheral ON peripheral.id = s.peripheralId
                 WHERE peripheral.uid = ? AND s.epoch = ? AND s.recordSequence IS NOT NULL AND s.recordSequence <= ?
                   AND s.characteristic IN (\(Array(repeating: "?", count: characteristics.count).joined(separator: ", ")))
+                """
+            let lowest = try Int64.fetchOne(db, sql: "SELECT MIN(s.recordSequence) " + filter, arguments: arguments)
+            let gone = try Int64.fetchAll(db, sql: """
+                SELECT s.recordSequence \(filter.replacingOccurrences(of: "JOIN peripheral", with: "LEFT JOIN healthDeletion d ON d.sampleId = s.id JOIN peripheral"))
                 GROUP BY s.recordSequence
-                HAVING COALESCE(SUM(d.reason = 'vanished-from-device'), 0) = 0
-                ORDER BY s.recordSequence
+                HAVING COALESCE(SUM(d.reason = 'vanished-from-device'), 0) > 0 AND SUM(s.deletedAt IS NULL) = 0
                 """, arguments: arguments)
+            return (lowest, Set(gone))
         }
     }
 
@@ -189,6 +191,13 @@ extension HealthStore {
                 let data: Data = row["rawBytes"]
                 return Array(data)
             }
+        }
+    }
+
+    /// The tombstone that deleted the sample `sampleUid`, if any (a sample is deleted once).
+    public func deletion(ofSampleUid sampleUid: String) throws(StoreError) -> HealthDeletionRecord? {
+        try database.read { db in
+            try HealthDeletionRecord.fetchOne(db, sql: "SELECT \(Self.deletionColumns) \(Self.deletionJoins) WHERE s.uid = ?", arguments: [sampleUid])
         }
     }
 

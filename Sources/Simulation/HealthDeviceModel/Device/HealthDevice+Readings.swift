@@ -30,15 +30,19 @@ extension HealthDevice {
             let carbohydrateGrams = Int.random(in: 10...90, using: &random)
             // GLS: concentration in kg/L; 1 mg/dL = 1e-5 kg/L, so mantissa mg/dL with exponent −5.
             let concentration = sfloat(special, mantissa: milligramsPerDecilitre, exponent: -5)
+            let failed = upcomingErrorRecords > 0
+            if failed { upcomingErrorRecords -= 1 }
             store.append { sequence in
+                // A failed test: no concentration, the Sensor Status Annunciation's bit 3 (strip insertion error).
                 let measurement = GlucoseMeasurementValue(
                     sequenceNumber: sequence, baseTime: time, timeOffsetMinutes: 0,
-                    concentration: .init(
+                    concentration: failed ? nil : .init(
                         value: concentration, unit: .kilogramsPerLitre,
                         type: 1, sampleLocation: 1),
-                    contextFollows: withContext)
+                    sensorStatusAnnunciation: failed ? 0x0008 : nil,
+                    contextFollows: withContext && !failed)
                 var transmissions = [HealthTransmission(characteristic: HealthUUID.glucoseMeasurement, value: measurement.bytes, delivery: .notify)]
-                if withContext {
+                if withContext && !failed {
                     var context = GlucoseContextValue(sequenceNumber: sequence)
                     // Carbohydrate ID 1 = breakfast; grams as kg with exponent −3.
                     context.carbohydrate = (1, SFloat(mantissa: carbohydrateGrams, exponent: -3) ?? SFloat(.nres))

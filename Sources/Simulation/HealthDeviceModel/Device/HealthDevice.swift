@@ -29,6 +29,8 @@ public struct HealthDevice: Sendable {
     var random: SplitMix64
     var measurementsTaken = 0
     var upcomingSpecials: [MedicalFloatSpecial] = []
+    /// Glucose measurements still to be taken as error records (`injectErrorRecords`).
+    var upcomingErrorRecords = 0
     var nextLiveMeasurement: Timestamp
     /// CGM: the session start (true time) and the device clock's reading then.
     let sessionStartedAt: Timestamp
@@ -306,5 +308,12 @@ public struct HealthDevice: Sendable {
     /// The next `count` measurements report `special` as their main value (the NaN/NRes fault).
     public mutating func injectSpecialValues(_ special: MedicalFloatSpecial, count: Int) {
         upcomingSpecials += Array(repeating: special, count: max(count, 0))
+    }
+
+    /// The next `count` glucose measurements fail: each is stored as a record with no concentration and the Sensor
+    /// Status Annunciation "strip insertion error" (GLS v1.0.1 §3.106.2: the concentration field is optional, flag
+    /// bit 1), as a meter keeps a failed test in its memory.
+    public mutating func injectErrorRecords(count: Int) {
+        upcomingErrorRecords += max(count, 0)
     }
 }

@@ -30,6 +30,9 @@ public actor HealthColdLane: HealthRecordSink {
     /// stream: the latest epoch's deletion. Kept for the process: after a restart the first deletion may be asked
     /// again once, which the device answers Success or No Records Found, deleting nothing more (GSS §3.178.2).
     private var deleted: [String: RecordDeletionPermit] = [:]
+    /// Keys found gone from each stream's device (RecordTransfer rule 8), by address and stream, for the latest epoch
+    /// audited: left out of later audits in this process. The store keeps those that took a tombstone.
+    private var vanished: [String: (epoch: UInt32, keys: Set<UInt16>)] = [:]
 
     private let store: HealthStore
     private let committer: GroupCommitter
@@ -107,13 +110,21 @@ public actor HealthColdLane: HealthRecordSink {
         return RecordAcknowledgements(epoch: epoch, keys: keys, deletedThrough: done)
     }
 
+    /// Every key from the lowest the epoch stored a sample under up to `through`: the transfer committed each of
+    /// them (a sequence-numbered transfer moves the cursor only through a consecutive run), with a sample or not (a
+    /// meter's error record carries no value and stores none), except numbers it passed as absent, which the search
+    /// finds gone and which take no sample with them. Less the keys already found gone: in the store (vanished and
+    /// nothing left there) and in this process's memory (found gone with nothing to tombstone, as those).
     public func expectedRecordKeys(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> [UInt16]? {
         guard let uid = peripheralUid(context.address),
-            let keys = try? store.expectedRecordKeys(
+            let facts = try? store.recordKeyFacts(
                 peripheralUid: uid, characteristics: Self.characteristics(context), epoch: Int64(epoch), through: Int64(through))
         else { return nil }
-        let narrowed = keys.compactMap(UInt16.init(exactly:))
-        return narrowed.count == keys.count ? narrowed : nil  // a record key is a uint16: anything else is not ours
+        guard let lowest = facts.lowest else { return [] }
+        guard let low = UInt16(exactly: lowest) else { return nil }  // a record key is a uint16: anything else is not ours
+        guard low <= through else { return [] }
+        let remembered = vanished[Self.deletionKey(context)].flatMap { $0.epoch == epoch ? $0.keys : nil } ?? []
+        return (low...through).filter { !facts.gone.contains(Int64($0)) && !remembered.contains($0) }
     }
 
     public func recordsVanished(_ keys: [UInt16], epoch: UInt32, of context: HealthRecordStreamContext) async -> Int? {
@@ -132,6 +143,11 @@ public actor HealthColdLane: HealthRecordSink {
             }
         }
         counters.vanishedTombstones += tombstoned
+        // Found gone, tombstoned or with nothing to tombstone: not looked for again in this process.
+        let stream = Self.deletionKey(context)
+        var known = vanished[stream].flatMap { $0.epoch == epoch ? $0.keys : nil } ?? []
+        known.formUnion(keys)
+        vanished[stream] = (epoch, known)
         return tombstoned
     }
 
@@ -142,6 +158,11 @@ public actor HealthColdLane: HealthRecordSink {
             let stored = try? store.recordBytes(
                 peripheralUid: uid, characteristic: context.characteristic.uuid, epoch: Int64(epoch), recordKey: Int64(key))
         else { return nil }
+        // Nothing stored under the key: a record the gateway took without a sample (a meter's error record with no
+        // concentration) or a number the transfer passed as absent. Neither says which reading the device holds
+        // there: undecided (the client waits for a later connection), never "another record" (a new epoch would
+        // store every reading again).
+        guard !stored.isEmpty else { return nil }
         return stored.contains(value.bytes)
     }
 

@@ -9,9 +9,9 @@ public struct HealthRecordAudit: Hashable, Sendable, CustomStringConvertible {
         case intact
         /// Records vanished from the middle of the device's memory: their samples were tombstoned.
         case vanished
-        /// Records vanished whose samples were all deleted already (a technician's deletion came first): nothing
-        /// written.
-        case alreadyDeleted = "already-deleted"
+        /// Records gone from the device with no sample left to delete: deleted already (a technician's deletion
+        /// came first), or none stored (a number the transfer passed as absent). Nothing written.
+        case nothingToDelete = "nothing-to-delete"
         /// No finding: the device cannot count within a range, the counts contradict the transfer, too many counts,
         /// the link dropped, the store failed. Nothing is tombstoned on a guess.
         case inconclusive

@@ -46,16 +46,16 @@ public protocol HealthRecordSink: Sendable {
     /// each key stored up to `through` with whether the backend acknowledged all its samples, and how far the
     /// gateway already deleted in that epoch. Nil when they cannot be read: then nothing is deleted.
     func acknowledgements(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> RecordAcknowledgements?
-    /// Records keyed `keys` in `epoch` vanished from the device (RecordTransfer rule 8): tombstones every undeleted
-    /// sample stored under them (`vanished-from-device`, each with its tombstone through the group commit). Returns
-    /// how many, or nil when the store failed (then the next connection's audit finds them again).
     /// The keys of `epoch` up to `through` the device should still hold (RecordTransfer rule 8): every key stored,
     /// except those already found vanished. Nil when they cannot be read: then nothing is looked for.
     func expectedRecordKeys(of context: HealthRecordStreamContext, epoch: UInt32, through: UInt16) async -> [UInt16]?
+    /// Records keyed `keys` in `epoch` vanished from the device (RecordTransfer rule 8): tombstones every undeleted
+    /// sample stored under them (`vanished-from-device`, each with its tombstone through the group commit). Returns
+    /// how many, or nil when the store failed (then the next connection's audit finds them again).
     func recordsVanished(_ keys: [UInt16], epoch: UInt32, of context: HealthRecordStreamContext) async -> Int?
     /// Whether `value`, the device's latest record, is the record stored under `key` in `epoch` (the same bytes):
     /// RecordAccessClient rule 4 tells a device whose newest records were deleted from a renumbered one by it.
-    /// False when nothing is stored under the key; nil when the store could not be read.
+    /// Nil when the store could not be read, or holds nothing under the key (nothing to compare with).
     func isStoredRecord(_ value: HealthCharacteristicValue, key: UInt16, epoch: UInt32, of context: HealthRecordStreamContext) async -> Bool?
 }
 

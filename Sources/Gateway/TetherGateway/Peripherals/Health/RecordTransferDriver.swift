@@ -173,7 +173,7 @@ struct RecordTransferDriver: Sendable {
         case .finding(.vanished(let keys)):
             if let tombstones = await records.recordsVanished(keys, epoch: epoch, of: context) {
                 report = HealthRecordAudit(
-                    address: address, service: service, outcome: tombstones > 0 ? .vanished : .alreadyDeleted, epoch: epoch, keys: keys,
+                    address: address, service: service, outcome: tombstones > 0 ? .vanished : .nothingToDelete, epoch: epoch, keys: keys,
                     tombstones: tombstones)
             } else {
                 report = HealthRecordAudit(
