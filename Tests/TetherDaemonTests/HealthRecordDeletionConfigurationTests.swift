@@ -7,12 +7,12 @@ import Testing
 struct HealthRecordDeletionConfigurationTests {
     static let keys = ["delete_acknowledged_records", "audit_vanished_records"]
 
-    func policy(_ key: String, _ document: String) throws -> HealthRecordDeletionPolicy {
+    func policy(_ key: String, _ document: String) throws -> HealthDevicePolicy {
         let configuration = try ConfigurationReader.parse(document, path: "health.toml")
         var gateway = GatewayConfiguration()
         // Both must be replaced.
-        gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: ["AA:AA:AA:AA:AA:AA"])
-        gateway.healthVanishedRecordAudit = HealthRecordDeletionPolicy(addresses: ["AA:AA:AA:AA:AA:AA"])
+        gateway.healthRecordDeletion = HealthDevicePolicy(addresses: ["AA:AA:AA:AA:AA:AA"])
+        gateway.healthVanishedRecordAudit = HealthDevicePolicy(addresses: ["AA:AA:AA:AA:AA:AA"])
         configuration.health.apply(to: &gateway)
         return key == "audit_vanished_records" ? gateway.healthVanishedRecordAudit : gateway.healthRecordDeletion
     }

@@ -24,7 +24,7 @@ struct HealthRecordDeletionTests {
 
     func withRig(_ meter: HealthDeviceSettings, deleting addresses: [String], _ body: (Rig) async throws -> Void) async throws {
         var gateway = GatewayHarness.gatewayConfiguration()
-        gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: addresses)
+        gateway.healthRecordDeletion = HealthDevicePolicy(addresses: addresses)
         try await HealthColdLaneTests.withRig(meter, gateway: gateway, body)
     }
 

@@ -22,7 +22,7 @@ struct HealthVanishedRecordTests {
 
     func withRig(_ meter: HealthDeviceSettings, auditing addresses: [String], _ body: (Rig) async throws -> Void) async throws {
         var gateway = GatewayHarness.gatewayConfiguration()
-        gateway.healthVanishedRecordAudit = HealthRecordDeletionPolicy(addresses: addresses)
+        gateway.healthVanishedRecordAudit = HealthDevicePolicy(addresses: addresses)
         try await HealthColdLaneTests.withRig(meter, gateway: gateway, body)
     }
 

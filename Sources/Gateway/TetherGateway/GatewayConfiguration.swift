@@ -47,11 +47,11 @@ public struct GatewayConfiguration: Sendable {
     /// Whose stored records the cold lane deletes from the device once the backend acknowledged them (tetherd's
     /// `[health] delete_acknowledged_records`; docs/design/health.md, "Deleting acknowledged records"). None by
     /// default: a device's memory is the person's copy until someone decides otherwise for that device.
-    public var healthRecordDeletion = HealthRecordDeletionPolicy.off
+    public var healthRecordDeletion = HealthDevicePolicy.off
     /// Whose memory the cold lane checks for records that vanished without the gateway asking (tetherd's
     /// `[health] audit_vanished_records`; RecordTransfer rule 8). None by default: a vanished record becomes a
     /// deletion on the backend.
-    public var healthVanishedRecordAudit = HealthRecordDeletionPolicy.off
+    public var healthVanishedRecordAudit = HealthDevicePolicy.off
     /// Multi-user health devices (User Data Service): the users to consent to on every connection, by device address
     /// in upper case (tetherd's `[health] consent_codes_file`). A device with no entry gets no Consent written.
     public var healthUserConsents: [String: [UserConsentProcedure.Credential]] = [:]

@@ -325,8 +325,8 @@ extension DaemonConfiguration.Health {
     /// `[health] write_device_time` and `device_time_tolerance` as the gateway's `TimeWritePolicy.Mode`;
     /// `delete_acknowledged_records` as its deletion policy.
     func apply(to gateway: inout GatewayConfiguration) {
-        gateway.healthRecordDeletion = HealthRecordDeletionPolicy(addresses: deleteAcknowledgedRecords)
-        gateway.healthVanishedRecordAudit = HealthRecordDeletionPolicy(addresses: auditVanishedRecords)
+        gateway.healthRecordDeletion = HealthDevicePolicy(addresses: deleteAcknowledgedRecords)
+        gateway.healthVanishedRecordAudit = HealthDevicePolicy(addresses: auditVanishedRecords)
         switch writeDeviceTime {
         case .never: gateway.healthTimeWrite = .never
         case .whenNotSet: gateway.healthTimeWrite = .whenClockNotSet

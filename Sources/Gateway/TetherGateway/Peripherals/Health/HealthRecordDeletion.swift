@@ -1,22 +1,5 @@
 import HealthProfiles
 
-/// Which devices' stored records the cold lane may delete from the device once the backend has acknowledged them
-/// (issue 14, item 2; tetherd's `[health] delete_acknowledged_records`). Off by default, and an explicit list of
-/// device addresses, never "all": a meter paired later is not opted in by a policy written before it existed.
-public struct HealthRecordDeletionPolicy: Hashable, Sendable {
-    /// Identity addresses, upper case (`C0:54:45:00:00:03`).
-    public private(set) var addresses: Set<String>
-
-    public init(addresses: some Sequence<String> = []) {
-        self.addresses = Set(addresses.map { $0.uppercased() })
-    }
-
-    /// No device: the default.
-    public static let off = HealthRecordDeletionPolicy()
-
-    public func allows(_ address: String) -> Bool { addresses.contains(address.uppercased()) }
-}
-
 /// How one deletion on a device went, or why none was made after a complete procedure (RecordTransfer rule 7), in
 /// plain terms for tetherd's log (`GatewayTrace.healthRecordDeletion`).
 public struct HealthRecordDeletion: Hashable, Sendable, CustomStringConvertible {

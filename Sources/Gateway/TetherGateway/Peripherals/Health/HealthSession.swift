@@ -83,7 +83,7 @@ final class HealthSession: PeripheralSession {
 
     init(
         address: String, sink: any HealthValueSink, clock: GatewayClock, timeWrite: TimeWritePolicy.Mode = .whenClockNotSet,
-        deletion: HealthRecordDeletionPolicy = .off, audit: HealthRecordDeletionPolicy = .off, userConsents: [UserConsentProcedure.Credential] = [], trace: (@Sendable (GatewayTrace) -> Void)? = nil
+        deletion: HealthDevicePolicy = .off, audit: HealthDevicePolicy = .off, userConsents: [UserConsentProcedure.Credential] = [], trace: (@Sendable (GatewayTrace) -> Void)? = nil
     ) {
         self.address = address
         self.sink = sink
