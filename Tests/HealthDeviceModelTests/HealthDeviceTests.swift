@@ -193,6 +193,23 @@ import TetherPrimitives
         #expect(device.store.records.map(\.sequenceNumber) == [1])
     }
 
+    /// A strap taken off sends nothing while off and resumes on the schedule's next tick once worn again (the demo
+    /// stops it so that "every sample the gateway stored is on the server" can be checked at one moment).
+    @Test func aStrapTakenOffStopsItsLiveMeasurementsUntilWornAgain() throws {
+        var settings = HealthDeviceSettings(kind: .heartRate)
+        settings.measurementIntervalSeconds = 1
+        var strap = try Self.bondedConnection(settings)
+        try strap.subscribe(HealthUUID.heartRateMeasurement, at: Self.start)
+        strap.advance(to: Self.start.advanced(by: .seconds(3)))
+        #expect(Self.drain(&strap).count == 3)
+        strap.liveMeasurementsPaused = true
+        strap.advance(to: Self.start.advanced(by: .seconds(10)))
+        #expect(Self.drain(&strap).isEmpty)
+        strap.liveMeasurementsPaused = false
+        strap.advance(to: Self.start.advanced(by: .milliseconds(11_500)))
+        #expect(Self.drain(&strap).count == 1)
+    }
+
     @Test func cgmRecordsCarryTimeOffsetsAndCRC() throws {
         var settings = HealthDeviceSettings(kind: .cgm)
         settings.storedRecords = 3

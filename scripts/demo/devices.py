@@ -2,6 +2,9 @@
 """The demo's hands on the simulated devices (tether-sim's io.tether.Simulator1) and its counters.
 
   devices.py faults ADDRESS on|off            switch the demo's faults on or off for every device
+  devices.py live-health ADDRESS on|off       the wearers put their health sensors on or take them off: a heart
+                                              rate strap's live measurements go on or stop (the meter's and the
+                                              cuff's stored records are not touched)
   devices.py load ADDRESS STATE_FILE SERIALS  record hits on every device until SIGTERM/SIGINT; the running
                                               totals (hits the firmware recorded per device) go to STATE_FILE
   devices.py device-stats ADDRESS ADDRESSES   events the devices released (ACKed) and still hold, summed
@@ -68,6 +71,11 @@ def faults(address, on):
     control.InjectFault("random-disconnects", {"mean_interval_ms": dbus.UInt32(12000 if on else 0)})
     control.InjectFault("drop-notifications", {"probability": dbus.Double(0.02 if on else 0.0)})
     control.InjectFault("duplicate-notifications", {"probability": dbus.Double(0.01 if on else 0.0)})
+
+
+def live_health(address, on):
+    dbus, control = simulator(address)
+    control.InjectFault("health-live-measurements", {"enabled": dbus.Boolean(on)})
 
 
 def write_state(path, state):
@@ -366,6 +374,8 @@ def field(path, keys):
 def main(arguments):
     if len(arguments) >= 3 and arguments[0] == "faults":
         faults(arguments[1], arguments[2] == "on")
+    elif len(arguments) == 3 and arguments[0] == "live-health" and arguments[2] in ("on", "off"):
+        live_health(arguments[1], arguments[2] == "on")
     elif len(arguments) >= 4 and arguments[0] == "load":
         load(arguments[1], arguments[2], arguments[3].split(","))
     elif len(arguments) == 3 and arguments[0] == "device-stats":

@@ -221,6 +221,9 @@ extension SimulatedDevice {
             let last = options["through"]?.uint32Value ?? first
             guard last >= first, last <= UInt32(UInt16.max) else { throw BlueZError.invalidArguments }
             health!.forgetRecords(keyed: UInt16(first)...UInt16(last))
+        case "live-measurements":
+            // Not a fault: the person takes the strap off (`enabled` false) or puts it back on.
+            health!.liveMeasurementsPaused = !(options["enabled"]?.boolValue ?? true)
         case "forget-bond":
             health!.reset(forgetBond: true, clearMemory: false, at: WallClock.now())
         case "subscribe-failure":

@@ -32,6 +32,9 @@ public struct HealthDevice: Sendable {
     /// Glucose measurements still to be taken as error records (`injectErrorRecords`).
     var upcomingErrorRecords = 0
     var nextLiveMeasurement: Timestamp
+    /// Live measurements stop while the person is not wearing the sensor (a strap taken off, a finger out of the
+    /// oximeter); the schedule keeps running, so they resume on the next tick after it is worn again.
+    public var liveMeasurementsPaused = false
     /// CGM: the session start (true time) and the device clock's reading then.
     let sessionStartedAt: Timestamp
     var sessionStartReading: Int64
@@ -285,7 +288,7 @@ public struct HealthDevice: Sendable {
         while nextLiveMeasurement <= now {
             let at = nextLiveMeasurement
             nextLiveMeasurement = nextLiveMeasurement.advanced(by: interval)
-            liveTick(at: at)
+            if !liveMeasurementsPaused { liveTick(at: at) }
         }
     }
 
