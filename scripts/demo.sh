@@ -9,8 +9,8 @@
 #      (random disconnects, lost and duplicated notifications, a device reboot every 15 s) and lets the devices'
 #      users take hits, showing live progress from `tether status --json`,
 #   4. after --duration seconds or Ctrl-C: stops the devices (the heart rate strap taken off), switches the faults
-#      off, lets the devices deliver and sync drain, and verifies: events created by the devices = events stored by the gateway = events on the
-#      server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
+#      off, lets the devices deliver and sync drain, and verifies: events created by the devices = events stored by
+#      the gateway = events on the server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
 #      uid and its reading), every record in the glucose meter's memory was read, a technician's deletion and
 #      correction (tether health delete|correct, made while the devices run) reached the server as tombstones and a
 #      replacement naming its original, the backend's deletion of a reading (tether-server health delete) reached the
