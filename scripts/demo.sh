@@ -8,15 +8,14 @@
 #   3. pairs every device with the `tether` CLI (passkeys and confirmations answered by flags), switches faults on
 #      (random disconnects, lost and duplicated notifications, a device reboot every 15 s) and lets the devices'
 #      users take hits, showing live progress from `tether status --json`,
-#   4. after --duration seconds or Ctrl-C: stops the devices (the heart rate strap taken off), switches the faults
-#      off, lets the devices deliver and sync drain, and verifies: events created by the devices = events stored by
-#      the gateway = events on the server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the server once (by its
-#      uid and its reading), every record in the glucose meter's memory was read, a technician's deletion and
-#      correction (tether health delete|correct, made while the devices run) reached the server as tombstones and a
-#      replacement naming its original, the backend's deletion of a reading (tether-server health delete) reached the
-#      gateway under the server's tombstone, and the gateway's daily
-#      projections are fresh and agree with rollups computed from the server's samples. The exit status is 0 only if
-#      all of that held.
+#   4. after --duration seconds or Ctrl-C: stops the devices (the heart rate strap taken off), switches the faults off,
+#      lets the devices deliver and sync drain, and verifies: events created by the devices = events stored by the
+#      gateway = events on the server, 0 duplicates, 0 lost; and for health: every sample the gateway stored is on the
+#      server once (by its uid and its reading), every record in the glucose meter's memory was read, a technician's
+#      deletion and correction (tether health delete|correct, made while the devices run) reached the server as
+#      tombstones and a replacement naming its original, the backend's deletion of a reading (tether-server health
+#      delete) reached the gateway under the server's tombstone, and the gateway's daily projections are fresh and agree
+#      with rollups computed from the server's samples. The exit status is 0 only if all of that held.
 # Every process it starts runs in its own process group and is stopped on exit, Ctrl-C or SIGTERM; a final check
 # confirms none is left.
 #
