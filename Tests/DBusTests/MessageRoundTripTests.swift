@@ -38,7 +38,7 @@ import Testing
     @Test func everyTypeSurvivesARoundTrip() throws {
         let message = try MessageReference.methodCall(destination: nil, path: "/a", interface: nil, member: "M")
         try message.append(Self.values)
-        let decoded = try MessageArgumentReader.readAll(from: message.pointer)
+        let decoded = try message.arguments()
         #expect(decoded.count == Self.values.count)
         for (sent, received) in zip(Self.values, decoded) {
             if case .double(let d) = sent, d.isNaN { continue }
@@ -49,7 +49,7 @@ import Testing
 
     @Test func emptyBodyDecodesToNoArguments() throws {
         let message = try MessageReference.methodCall(destination: nil, path: "/a", interface: nil, member: "M")
-        #expect(try MessageArgumentReader.readAll(from: message.pointer).isEmpty)
+        #expect(try message.arguments().isEmpty)
     }
 
     @Test func unixFDsAreDuplicatedBothWays() throws {
@@ -59,7 +59,7 @@ import Testing
         let other = OwnedFileDescriptor(taking: pair[1])
         let message = try MessageReference.methodCall(destination: nil, path: "/a", interface: nil, member: "M")
         try message.append([.unixFD(sent)])
-        let decoded = try MessageArgumentReader.readAll(from: message.pointer)
+        let decoded = try message.arguments()
         guard case .unixFD(let received)? = decoded.first, let receivedFD = received.rawValue else {
             Issue.record("no descriptor decoded: \(decoded)")
             return

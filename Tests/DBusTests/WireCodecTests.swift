@@ -14,14 +14,17 @@ import TetherPrimitives
             serial: 7, destination: "org.example.Peer", path: "/org/example/a", interface: "org.example.Iface",
             member: "Method", arguments: Self.values)
         let message = try MessageReference.demarshalling(bytes)
-        let header = try #require(ReceivedMessage(borrowing: message.pointer))
-        #expect(header.kind == .methodCall)
-        #expect(header.serial == 7)
-        #expect(header.destination == "org.example.Peer")
-        #expect(header.path == "/org/example/a")
-        #expect(header.interface == "org.example.Iface")
-        #expect(header.member == "Method")
-        #expect(try header.arguments() == Self.values)
+        // The header borrows the message: keep the reference alive while it is read.
+        try withExtendedLifetime(message) {
+            let header = try #require(ReceivedMessage(borrowing: message.pointer))
+            #expect(header.kind == .methodCall)
+            #expect(header.serial == 7)
+            #expect(header.destination == "org.example.Peer")
+            #expect(header.path == "/org/example/a")
+            #expect(header.interface == "org.example.Iface")
+            #expect(header.member == "Method")
+            #expect(try header.arguments() == Self.values)
+        }
     }
 
     @Test func theWireReaderReadsWhatLibdbusWrites() throws {
@@ -47,11 +50,13 @@ import TetherPrimitives
             serial: 9, replySerial: 3, destination: ":1.4", errorName: "org.example.Error.Broken",
             arguments: [.string("it broke")])
         let parsed = try MessageReference.demarshalling(reply)
-        let header = try #require(ReceivedMessage(borrowing: parsed.pointer))
-        #expect(header.kind == .error)
-        #expect(header.replySerial == 3)
-        #expect(header.errorName == "org.example.Error.Broken")
-        #expect(header.firstStringArgument() == "it broke")
+        try withExtendedLifetime(parsed) {
+            let header = try #require(ReceivedMessage(borrowing: parsed.pointer))
+            #expect(header.kind == .error)
+            #expect(header.replySerial == 3)
+            #expect(header.errorName == "org.example.Error.Broken")
+            #expect(header.firstStringArgument() == "it broke")
+        }
 
         let back = try parsed.marshalled(serial: 9)
         try back.withUnsafeBytes { raw throws in
@@ -93,7 +98,7 @@ import TetherPrimitives
         }
         // libdbus agrees that these bytes are a valid message with the same content.
         let reference = try MessageReference.demarshalling(message)
-        #expect(try MessageArgumentReader.readAll(from: reference.pointer) == [.uint32(0x0102_0304), .string("hi")])
+        #expect(try reference.arguments() == [.uint32(0x0102_0304), .string("hi")])
     }
 
     /// BlueZ's notification shape, read selectively: keys in order, the wanted values in place, the rest skipped
@@ -247,7 +252,7 @@ struct SplitMix64 {
     @Test(arguments: ["notification-le", "notification-be", "reply-nested", "error"])
     func glibMessagesReadTheSameAsLibdbusReadsThem(seed: String) throws {
         let bytes = Array(try Data(contentsOf: Self.seedDirectory.appendingPathComponent(seed)))
-        let reference = try MessageArgumentReader.readAll(from: try MessageReference.demarshalling(bytes).pointer)
+        let reference = try MessageReference.demarshalling(bytes).arguments()
         try bytes.withUnsafeBytes { raw throws in
             let view = try WireMessageView(parsing: raw)
             #expect(view.serial == 7)
