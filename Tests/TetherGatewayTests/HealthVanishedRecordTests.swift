@@ -20,10 +20,13 @@ struct HealthVanishedRecordTests {
     typealias Rig = HealthColdLaneTests.Rig
     static let glucoseMeasurement = HealthColdLaneTests.glucoseMeasurement
 
-    func withRig(_ meter: HealthDeviceSettings, auditing addresses: [String], _ body: (Rig) async throws -> Void) async throws {
+    func withRig(
+        _ meter: HealthDeviceSettings, auditing addresses: [String], faults: HealthStoreFaults = HealthStoreFaults(),
+        _ body: (Rig) async throws -> Void
+    ) async throws {
         var gateway = GatewayHarness.gatewayConfiguration()
         gateway.healthVanishedRecordAudit = HealthDevicePolicy(addresses: addresses)
-        try await HealthColdLaneTests.withRig(meter, gateway: gateway, body)
+        try await HealthColdLaneTests.withRig(meter, gateway: gateway, faults: faults, body)
     }
 
     static func audits(_ rig: Rig) -> [HealthRecordAudit] {
@@ -140,6 +143,43 @@ struct HealthVanishedRecordTests {
             #expect(try Self.allRecords(rig) == HealthColdLaneTests.keys(1...6) + HealthColdLaneTests.keys(8...9))
             #expect(try rig.cursor(Self.glucoseMeasurement)?.epoch == 0)
             #expect(await rig.cold.counters.duplicates == 0)
+        }
+    }
+
+    /// The store fails part-way through a tombstoning: reading 6 (a measurement and its context, two samples)
+    /// vanished, the first tombstone commits and the second is refused. The audit says it could not finish, and the
+    /// next connection finds 6 gone again (a sample is still undeleted under it) and tombstones what is left: every
+    /// sample under 6 ends with exactly one tombstone, and the connection after that finds the meter intact.
+    @Test(.timeLimit(.minutes(4)))
+    func aTombstoningThatFailsPartWayIsFinishedOnTheNextConnection() async throws {
+        var meter = HealthDeviceSettings(kind: .glucose)
+        meter.storedRecords = 12
+        meter.contextEvery = 2
+        struct PlannedFailure: Error {}
+        let tombstonings = Mutex(0)
+        let faults = HealthStoreFaults(beforeDeletion: { change in
+            guard case .vanishedFromDevice = change else { return }
+            if tombstonings.withLock({ count in count += 1; return count == 2 }) { throw PlannedFailure() }
+        })
+        try await withRig(meter, auditing: [GatewayHarness.address(1)], faults: faults) { rig async throws in
+            try await waitUntil("the first audit", seconds: 30) { !Self.audits(rig).isEmpty }
+            let underSix = try Self.samples(under: 6, rig)
+            #expect(underSix.count == 2, "a measurement and its context")
+
+            try await Self.deleteOnMeter(6...6, rig)
+            var report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .inconclusive && report.keys == [6], "\(report)")
+            #expect(try rig.store.deletions().count == 1, "the first tombstone stands, the second rolled back")
+
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .vanished && report.keys == [6] && report.tombstones == 1, "\(report)")
+            let tombstones = try rig.store.deletions()
+            #expect(tombstones.map(\.sampleUid).sorted() == underSix.sorted(), "each sample under 6 once")
+            #expect(tombstones.allSatisfy { $0.reason == .vanishedFromDevice })
+
+            report = try await Self.reconnectAndAudit(rig)
+            #expect(report.outcome == .intact, "\(report)")
+            #expect(try rig.store.deletions().count == 2)
         }
     }
 

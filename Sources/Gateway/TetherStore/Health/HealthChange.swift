@@ -69,6 +69,7 @@ extension HealthStore {
             try faults.afterReplacementBeforeDeletion?()
         }
         let tombstoneUid = deletionUid ?? context.nextSampleUID()
+        try faults.beforeDeletion?(change)
         // The trigger healthDeletionMarksSample sets the sample's deletedAt in this same statement.
         try db.execute(
             sql: """

@@ -10,13 +10,18 @@ public struct HealthStoreFaults: Sendable {
     public var afterSamplesBeforeCursor: (@Sendable (HealthIngestBatch) throws -> Void)?
     /// Runs after a correction's replacement sample is written and before its deletion row.
     public var afterReplacementBeforeDeletion: (@Sendable () throws -> Void)?
+    /// Runs in every change's transaction just before its deletion row: a throw writes nothing of that change (a
+    /// tombstoning of several samples that fails part-way keeps the ones committed before).
+    public var beforeDeletion: (@Sendable (HealthChange) throws -> Void)?
 
     public init(
         afterSamplesBeforeCursor: (@Sendable (HealthIngestBatch) throws -> Void)? = nil,
-        afterReplacementBeforeDeletion: (@Sendable () throws -> Void)? = nil
+        afterReplacementBeforeDeletion: (@Sendable () throws -> Void)? = nil,
+        beforeDeletion: (@Sendable (HealthChange) throws -> Void)? = nil
     ) {
         self.afterSamplesBeforeCursor = afterSamplesBeforeCursor
         self.afterReplacementBeforeDeletion = afterReplacementBeforeDeletion
+        self.beforeDeletion = beforeDeletion
     }
 }
 
