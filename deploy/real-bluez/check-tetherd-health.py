@@ -2,11 +2,13 @@
 """The tetherd-health scenario's assertions: what the Bumble Glucose meter holds (its own log of its records,
 meter-events.jsonl) against tetherd's database and the CLI's answers.
 
-Every record the meter holds is stored exactly once as a Glucose Measurement sample (0x2A18) of the cold lane with
+Every record the meter held is stored exactly once as a Glucose Measurement sample (0x2A18) of the cold lane with
 the concentration the meter holds (SFLOAT mantissa and exponent in kg/L, and mg/dL canonically), its sequence
 number and its base time; nothing else is stored; the stream's cursor is the highest sequence; the link was bonded
 and every RACP request came encrypted; the reading taken while connected was read by `tether health backfill`,
-which stored exactly that one; no error-level line from tetherd. Prints the summary and writes it to summary.txt;
+which stored exactly that one; the reading deleted in the meter's menu was found by counting (RACP Report Number of
+Stored Records within ranges) and its sample, alone, tombstoned "vanished-from-device" by the gateway; no
+error-level line from tetherd. Prints the summary and writes it to summary.txt;
 exit 1 on any failure. A missing file or field is a failure that names it."""
 import datetime
 import json
@@ -56,7 +58,12 @@ check(len(taken) == 1, f"the meter took one reading while connected ({len(taken)
 for reading in taken:
     held[reading["sequence"]] = {k: v for k, v in reading.items() if k not in ("fact", "at")}
 highest = max(held) if held else None
-lines.append(f"info the meter holds records {sorted(held)}; planted fault: {(initial or {}).get('fault') or 'none'}")
+# Deleted in the meter's menu (step 5c): the gateway read it before, so its sample stays, tombstoned.
+deleted_on_meter = [f["sequence"] for f in facts if f["fact"] == "reading-deleted"]
+check(len(deleted_on_meter) == 1, f"the meter deleted one reading in its menu ({deleted_on_meter})")
+deleted_at = next((i for i, f in enumerate(facts) if f["fact"] == "reading-deleted"), len(facts))
+lines.append(f"info the meter held records {sorted(held)}, then deleted {deleted_on_meter}; "
+             f"planted fault: {(initial or {}).get('fault') or 'none'}")
 
 links = [f["fact"] for f in facts if f["fact"] in ("link-up", "link-down")]
 lines.append(f"info the meter's links: {links.count('link-up')} up, {links.count('link-down')} down before it stopped")
@@ -95,15 +102,15 @@ sequences = [r[0] for r in rows]
 check(len(sequences) == len(set(sequences)), f"no record stored twice ({len(rows)} rows, {len(set(sequences))} sequences)")
 stored = {r[0]: r for r in rows}
 missing, extra = sorted(set(held) - set(stored)), sorted(set(stored) - set(held))
-check(not missing, f"every record the meter holds is stored (missing: {missing})")
-check(not extra, f"nothing stored that the meter does not hold (extra: {extra})")
+check(not missing, f"every record the meter held is stored (missing: {missing})")
+check(not extra, f"nothing stored that the meter never held (extra: {extra})")
 wrong = []
 for sequence in sorted(set(held) & set(stored)):
     truth, row = held[sequence], stored[sequence]
     (_, epoch, lane, status, mantissa, exponent, unit, canonical, canonical_unit, device_time, deleted) = row
     canonical_truth = Decimal(truth["mantissa"]).scaleb(truth["exponent"] + 5)  # kg/L -> mg/dL: x 10^5
-    expected = ("cold", 0, "number", truth["mantissa"], truth["exponent"], "kg/L", "mg/dL", None)
-    actual = (lane, epoch, status, mantissa, exponent, unit, canonical_unit, deleted)
+    expected = ("cold", 0, "number", truth["mantissa"], truth["exponent"], "kg/L", "mg/dL", sequence in deleted_on_meter)
+    actual = (lane, epoch, status, mantissa, exponent, unit, canonical_unit, deleted is not None)
     if actual != expected or canonical is None or Decimal(canonical) != canonical_truth:
         wrong.append(f"#{sequence}: stored {actual} canonical {canonical}, the meter holds {expected} canonical {canonical_truth}")
     # The meter's time as it sent it: the stored device time names the base time's date and time of day, or the
@@ -119,6 +126,20 @@ check(not other, f"no other characteristic stored for the meter: {other}")
 cursors = gateway.execute("SELECT epoch, positionKind, position FROM healthIngestCursor WHERE peripheralId = ? AND characteristic = ? "
                           "ORDER BY epoch", (pid, MEASUREMENT)).fetchall()
 check(cursors == [(0, "sequence", highest)], f"the cursor is at the highest sequence {highest} in epoch 0: {cursors}")
+
+# The reading deleted in the meter's menu: found by counting within ranges after the meter's link came back, and
+# exactly its sample tombstoned, by the gateway, as vanished from the device.
+tombstones = gateway.execute(
+    "SELECT s.recordSequence, d.reason, d.requestedBy FROM healthDeletion d JOIN healthSample s ON s.id = d.sampleId "
+    "WHERE s.peripheralId = ?", (pid,)).fetchall() if peripheral else []
+check(tombstones == [(s, "vanished-from-device", "gateway") for s in deleted_on_meter],
+      f"the deleted reading's sample, and no other, is tombstoned vanished-from-device by the gateway: {tombstones}")
+counts = [r["bytes"] for r in requests[sum(1 for f in facts[:deleted_at] if f["fact"] == "racp-request"):]
+          if r["bytes"].startswith("040401")]
+lines.append(f"info counts within ranges after the deletion (op 04, operator 04, filter 01, low, high): {counts}")
+check(bool(counts), "after the deletion tetherd counted the meter's records within ranges (RACP 0x04, operator 0x04)")
+numbers = [f["count"] for f in facts[deleted_at:] if f["fact"] == "racp-number" and f.get("operator") == 4]
+check(len(numbers) == len(counts), f"the meter answered every count with a Number of Stored Records ({numbers})")
 
 # The backfill after the reading taken while connected: exactly that one record.
 check(read("backfill-status").strip() == "0", f"tether health backfill succeeded: {read('backfill.err').strip()[-200:]}")

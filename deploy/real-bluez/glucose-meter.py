@@ -20,7 +20,9 @@ from Tether's code:
   CCCD improperly configured (RACP indications off).
 
 The meter holds --records records with known values (sequence 1..N). SIGUSR1 takes one more reading (stored, not
-sent: a glucose meter hands out its records over RACP). Every fact goes to --event-log as one JSON object per line,
+sent: a glucose meter hands out its records over RACP). SIGUSR2 deletes reading --delete-on-usr2 from its memory,
+as a person does in a meter's menu, without the gateway asking, and then drops the link (the meter's radio goes
+quiet while its menu is open), so the gateway's next connection can look for readings that vanished. Every fact goes to --event-log as one JSON object per line,
 with the truth the scenario's check compares the gateway's database against. --fault plants a defect on purpose
 (the check must then fail): `wrong-value:SEQ` sends record SEQ with its concentration one unit off while logging
 the true value; `skip:SEQ` never sends record SEQ although it reports it stored.
@@ -206,7 +208,7 @@ class Meter:
                 await self.respond(connection, op_code, selected)
                 return
             if op_code == REPORT_NUMBER:
-                self.log("racp-number", count=len(selected))
+                self.log("racp-number", count=len(selected), operator=operator)
                 await self.device.indicate_subscriber(connection, self.racp, struct.pack("<BBH", NUMBER_RESPONSE, OP_NULL, len(selected)))
                 return
             if not selected:
@@ -243,6 +245,21 @@ class Meter:
         record = make_record(self.records[-1].sequence + 1 if self.records else 1)
         self.records.append(record)
         self.log("reading-taken", **record.fact())
+
+    async def delete_reading(self, sequence):
+        """A person deletes one reading in the meter's menu; the link drops while the menu is open."""
+        kept = [r for r in self.records if r.sequence != sequence]
+        if len(kept) == len(self.records):
+            self.log("reading-not-found", sequence=sequence)
+            return
+        self.records = kept
+        self.log("reading-deleted", sequence=sequence)
+        if self.connection is not None:
+            try:
+                await self.connection.disconnect()
+                self.log("link-dropped-by-meter")
+            except Exception as error:
+                self.log("disconnect-failed", error=str(error))
 
     # -- Link --------------------------------------------------------------------------------------------------
 
@@ -302,6 +319,8 @@ class Meter:
             self.log("advertising", address=self.args.address)
             loop = asyncio.get_running_loop()
             loop.add_signal_handler(signal.SIGUSR1, self.take_reading)
+            if self.args.delete_on_usr2:
+                loop.add_signal_handler(signal.SIGUSR2, lambda: loop.create_task(self.delete_reading(self.args.delete_on_usr2)))
             stop = loop.create_future()
             loop.add_signal_handler(signal.SIGTERM, lambda: stop.done() or stop.set_result(None))
             await stop
@@ -315,6 +334,7 @@ def main():
     parser.add_argument("--records", type=int, default=10)
     parser.add_argument("--event-log", required=True)
     parser.add_argument("--fault", default="", help="wrong-value:SEQ or skip:SEQ (a planted defect)")
+    parser.add_argument("--delete-on-usr2", type=int, default=0, help="the reading SIGUSR2 deletes (0: none)")
     parser.add_argument("--smp-image", default="", help="serve MCUmgr SMP, running this MCUboot image")
     asyncio.run(Meter(parser.parse_args()).run())
 

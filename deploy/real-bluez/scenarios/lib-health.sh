@@ -3,6 +3,8 @@
 set -euo pipefail
 FIRMWARE=${FIRMWARE:-0}
 records=10
+# The reading deleted on the meter in step 5c (from the middle of its memory: the audit's to find).
+deleted_reading=7
 # A static random address (two top bits set): the meter advertises and connects from it, and bonds with it as its
 # identity, so it is the address BlueZ, tetherd and `tether pair` use. (The gateway's own controller reports
 # 00:00:00:00:00:00 as its public address and uses a static random one: nothing here depends on that.)
@@ -14,6 +16,16 @@ source /work/guest/lib-guest.sh
 # block it).
 fact_seen() { grep -q "\"fact\": \"$1\"" /work/meter-events.jsonl; }
 meter_connected() { tether health devices --json | grep -q '"connected" *: *true'; }
+# Exit 0 once tetherd holds a vanished-from-device tombstone for the sample of reading $1.
+vanished_tombstoned() {
+    python3 - "$state/gateway.sqlite" "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+rows = db.execute("SELECT s.recordSequence FROM healthDeletion d JOIN healthSample s ON s.id = d.sampleId "
+                  "WHERE d.reason = 'vanished-from-device'").fetchall()
+sys.exit(0 if (int(sys.argv[2]),) in rows else 1)
+PY
+}
 cursor_at() {
     python3 - "$state/gateway.sqlite" "$1" <<'PY'
 import sqlite3, sys
@@ -42,6 +54,8 @@ notify_method = "auto"
 
 [health]
 enabled = true
+# Step 5c: look for readings that vanished from this meter (RACP counts within ranges on each connection).
+audit_vanished_records = ["$address"]
 
 [control]
 bus = "system"
@@ -71,7 +85,8 @@ if [ "$FIRMWARE" = 1 ]; then
     touch /work/firmware-expected   # check-tetherd-health.py judges the firmware step only then
 fi
 PYTHONPATH=/opt/pylib PYTHONDONTWRITEBYTECODE=1 python3 /work/guest/glucose-meter.py \
-    --transport tcp-client:127.0.0.1:9000 --address $address --records $records "${firmware_options[@]}" \
+    --transport tcp-client:127.0.0.1:9000 --address $address --records $records --delete-on-usr2 $deleted_reading \
+    "${firmware_options[@]}" \
     --event-log /work/meter-events.jsonl ${TETHER_VM_FAULT:+--fault "$TETHER_VM_FAULT"} > /work/meter.log 2>&1 &
 meter=$!
 pids+=($meter)
@@ -108,6 +123,14 @@ if [ "$FIRMWARE" = 1 ]; then
     tether firmware updates --json > /work/firmware-updates.json 2>&1 || true
     wait_for "the health session has the meter again" 90 meter_connected || true
 fi
+
+# 5c. A person deletes reading $deleted_reading in the meter's menu (the meter drops the link): on the next connection
+#     tetherd counts the meter's records within ranges (RACP Report Number of Stored Records, operator "within range
+#     of", GLS §3.3.x), finds that one gone, and tombstones its sample "vanished-from-device"; nothing else.
+kill -USR2 $meter
+wait_for "the meter deleted reading $deleted_reading" 30 fact_seen reading-deleted
+wait_for "tetherd tombstoned reading $deleted_reading as vanished from the meter" 120 vanished_tombstoned $deleted_reading || true
+wait_for "the health session has the meter again" 90 meter_connected || true
 
 # 6. One more reading on the meter while connected (stored, not sent), then a backfill: exactly that one.
 kill -USR1 $meter
