@@ -15,7 +15,10 @@ public actor Peripheral {
     private let connection: DBusConnection
     private let log: EventLog
     private let application: GattApplication
-    private let advertisement: Advertisement
+    /// Two identical advertisements, registered in turn (`keepAdvertising`).
+    private let advertisements: [Advertisement]
+    /// The one of `advertisements` registered last.
+    private var advertising = 0
     private let link: DeviceLink
     private let smp: (service: SMPGattService, link: SMPLink)?
     /// One power cycle at a time (the schedule's and an SMP reset's).
@@ -31,7 +34,9 @@ public actor Peripheral {
         let log = try EventLog(url: configuration.eventLog)
         self.log = log
         application = GattApplication(root: Self.root, requiresAuthentication: configuration.passkey != nil)
-        advertisement = Advertisement(path: DBusObjectPath(Self.root.rawValue + "/advertisement0"), localName: configuration.localName)
+        advertisements = (0..<2).map {
+            Advertisement(path: DBusObjectPath(Self.root.rawValue + "/advertisement\($0)"), localName: configuration.localName)
+        }
         let txPath = application.txPath
         link = DeviceLink(profile: configuration.firmware, log: log) { value in
             // One PropertiesChanged on Value = one ATT notification from bluetoothd, in order.
@@ -76,7 +81,9 @@ public actor Peripheral {
             let slots = await smp.link.slots
             log.note("smp-ready", ["running": slots.primary.version, "runningHash": Hex.encode(slots.primary.hash)])
         }
-        try await advertisement.export(on: connection) { [weak self] in await self?.advertisementReleased() }
+        for advertisement in advertisements {
+            try await advertisement.export(on: connection) { [weak self] in await self?.advertisementReleased() }
+        }
 
         let changes = try await connection.signals(matching: DBusMatchRule(
             sender: BlueZName.service, interface: BlueZName.properties, member: "PropertiesChanged", pathNamespace: adapter))
@@ -148,7 +155,7 @@ public actor Peripheral {
         log.note("power-off")
         await link.reboot()
         await smp?.link.centralDisconnected()
-        _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+        for advertisement in advertisements { await unregister(advertisement) }
         // The GATT application stays registered: a real device's attribute table is in its firmware and survives a
         // reboot, so the bonded central finds the same database (the same hash: no rediscovery, no Service Changed).
         // Unregistering it while connected made bluetoothd 5.66 send Service Changed on the live link and remove the
@@ -167,21 +174,37 @@ public actor Peripheral {
         log.note("application-registered")
     }
 
-    /// While no central is connected, register the advertisement again every `advertisementRefresh`.
+    /// While no central is connected, register an advertisement again every `advertisementRefresh`: the other of
+    /// the two, and only then unregister the one before, so one is always registered. With a single one
+    /// unregistered and registered again, a central's `Pair` landing in between hung until it timed out: bluetoothd
+    /// sends one management command at a time and waits for its reply (src/shared/mgmt.c, `can_write_data`), the
+    /// kernel answers Pair Device only once the device is found, and the device's Add Advertising queued behind it
+    /// (both adapters share the VM's one bluetoothd; seen once in CI: 3 RegisterAdvertisement calls without a
+    /// reply, no advertisement on hci0 from the Remove before Pair Device to its Cancel 95 s later).
     private func keepAdvertising() async {
         while !Task.isCancelled {
             if connectedCentrals.isEmpty && registered && !poweringOff {
+                let next = 1 - advertising
                 // bluetoothd keeps a connectable advertisement registered across a connection (a second
-                // RegisterAdvertisement fails with AlreadyExists), so always unregister first.
-                _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
+                // RegisterAdvertisement fails with AlreadyExists), so unregister it first.
+                await unregister(advertisements[next])
                 do {
-                    _ = try await bluez(configuration.adapter, BlueZName.advertisingManager, "RegisterAdvertisement", [.objectPath(advertisement.path), .variantDictionary([:])])
+                    _ = try await bluez(
+                        configuration.adapter, BlueZName.advertisingManager, "RegisterAdvertisement",
+                        [.objectPath(advertisements[next].path), .variantDictionary([:])])
+                    await unregister(advertisements[advertising])
+                    advertising = next
                 } catch {
                     log.note("advertise-failed", ["error": "\(error)"])
                 }
             }
             try? await Task.sleep(for: configuration.advertisementRefresh)
         }
+    }
+
+    /// Unregisters `advertisement` if bluetoothd has it (DoesNotExist otherwise: nothing to do).
+    private func unregister(_ advertisement: Advertisement) async {
+        _ = try? await bluez(configuration.adapter, BlueZName.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisement.path)])
     }
 
     private func advertisementReleased() {
