@@ -141,7 +141,7 @@ struct FirmwareThroughTetherdTests {
             }
             let last = try await latest()
             #expect(finished, "\(String(describing: last))\n\(system.log(system.daemonLog))")
-            #expect(system.log(system.daemonLog).contains("firmware update resumed"))
+            #expect(system.wholeLog(system.daemonLog).contains("firmware update resumed"))
             #expect(try await system.eventually { Self.keptImages(system).isEmpty }, "\(Self.keptImages(system))")
         } catch {
             await system.stop()

@@ -167,9 +167,14 @@ final class TetherdSystem: @unchecked Sendable {
         }
     }
 
+    /// The last 4,000 characters of a log, for a failure's message.
     func log(_ name: String) -> String {
-        let text = (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? ""
-        return String(text.suffix(4000))
+        String(wholeLog(name).suffix(4000))
+    }
+
+    /// A whole log, for what a test looks for in it (a line can fall out of `log`'s tail on a slow run).
+    func wholeLog(_ name: String) -> String {
+        (try? String(contentsOfFile: directory + "/" + name, encoding: .utf8)) ?? ""
     }
 
     func stop() async {
